@@ -1,0 +1,168 @@
+"""The `vtcode` command line: a root group whose subcommands are imported only when used.
+
+Lazy loading keeps `vtcode --version` and `vtcode --help` from importing the validator, the store
+or the loop (measured in bench/validate.py). The CLI layer only parses and renders.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import rich_click as click
+from click.exceptions import Abort, Exit
+
+from vtcode import __version__
+from vtcode.cli.context import AppContext
+from vtcode.errors import ExitCode, VtcodeError
+
+# command name -> (module, attribute, one-line help shown by `vtcode --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "exec": ("vtcode.cli.cmd_exec", "exec_cmd", "Run an agent loop headless to completion."),
+    "validate": ("vtcode.cli.cmd_validate", "validate", "Validate ThreadEvent JSONL logs."),
+    "schema": ("vtcode.cli.cmd_schema", "schema", "List, show and export the JSON Schemas."),
+    "config": ("vtcode.cli.cmd_config", "config", "Show, check and edit vtcode.toml."),
+    "sessions": (
+        "vtcode.cli.cmd_sessions",
+        "sessions",
+        "List, inspect, export and clean sessions.",
+    ),
+    "fsm": ("vtcode.cli.cmd_fsm", "fsm", "Print the agent-loop state machine."),
+}
+
+click.rich_click.USE_RICH_MARKUP = False
+click.rich_click.USE_MARKDOWN = False
+click.rich_click.SHOW_ARGUMENTS = True
+
+
+class LazyGroup(click.RichGroup):
+    """A group that imports a subcommand's module only when that subcommand is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [n for n in COMMANDS if self._available(n)]
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        module = COMMANDS[name][0]
+        return importlib.util.find_spec(module) is not None
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None or not self._available(cmd_name):
+            return None
+        module = importlib.import_module(entry[0])
+        cmd: click.Command = getattr(module, entry[1])
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _parse_overrides(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    for v in values:
+        if "=" not in v:
+            raise click.BadParameter(f"{v!r} is not KEY=VALUE", ctx=ctx, param=param)
+    return values
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="vtcode")
+@click.option(
+    "--workspace",
+    "-C",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Workspace folder (default: the current directory). Sessions live in WORKSPACE/.vtcode/.",
+)
+@click.option(
+    "-c",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_parse_overrides,
+    help="Override a config key; VALUE is TOML (e.g. -c agent.harness.max_budget_usd=2.5).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Extra config file layered over the workspace vtcode.toml.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No human progress on stderr.")
+@click.option("--no-color", is_flag=True, help="No colour (also honoured: NO_COLOR=1).")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    workspace: Path | None,
+    overrides: tuple[str, ...],
+    config_file: Path | None,
+    quiet: bool,
+    no_color: bool,
+) -> None:
+    """vtcode: a headless agent-loop harness with one versioned event contract.
+
+    Every run is an explicit state machine (orient, turn, tool, compact/reset, complete) that
+    writes ThreadEvent 0.11.0 events to a durable session under WORKSPACE/.vtcode/sessions/.
+    Exit codes: 0 success, 1 error, 2 usage/config/input, 3 max turns, 4 max budget,
+    75 lock busy (retry later), 130 cancelled.
+    """
+    color = not (no_color or os.environ.get("NO_COLOR"))
+    ctx.obj = AppContext(
+        workspace=(workspace or Path.cwd()).absolute(),
+        overrides=list(overrides),
+        config_file=config_file,
+        quiet=quiet,
+        color=color,
+    )
+
+
+def _report(err: VtcodeError, app: AppContext | None) -> None:
+    from vtcode.cli.output import print_error
+
+    print_error(str(err), color=bool(app and app.color))
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: run the CLI, map every failure to a documented exit code, never a traceback."""
+    code: int = ExitCode.OK
+    app: AppContext | None = None
+    try:
+        result: Any = cli.main(args=argv, prog_name="vtcode", standalone_mode=False)
+        code = int(result) if isinstance(result, int) else ExitCode.OK
+    except Exit as e:
+        code = e.exit_code
+    except click.ClickException as e:
+        e.show()
+        code = ExitCode.USAGE if isinstance(e, click.UsageError) else e.exit_code
+    except Abort:
+        code = ExitCode.CANCELLED
+    except VtcodeError as e:
+        _report(e, app)
+        code = e.exit_code
+    except KeyboardInterrupt:
+        code = ExitCode.CANCELLED
+    except BrokenPipeError:
+        # The reader went away (`vtcode ... | head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = ExitCode.OK
+    except Exception as e:  # pragma: no cover - last resort: still no bare traceback
+        if os.environ.get("VTCODE_DEBUG"):
+            raise
+        from vtcode.cli.output import print_error
+
+        print_error(
+            f"internal error: {type(e).__name__}: {e} (set VTCODE_DEBUG=1 for a traceback)",
+            color=False,
+        )
+        code = ExitCode.FAILURE
+    sys.exit(code)

@@ -1,0 +1,52 @@
+"""Shapes of context-management artifacts: the schema-v3 session memory envelope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vtcode.jsontypes import U32
+
+SESSION_MEMORY_ENVELOPE_SCHEMA_VERSION = 3
+MEMORY_LIST_LIMIT = 5
+MAX_QUEUED_FOLLOW_UP_INTENTS = 16
+MAX_APPLIED_FOLLOW_UP_INTENT_IDS = 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroundedFactRecord:
+    """A fact with where it came from, rendered `[source] fact`."""
+
+    fact: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueuedFollowUpIntent:
+    """A steering follow-up, tagged with a UUIDv4 so recovery never replays it twice."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionMemoryEnvelope:
+    """The structured memory injected at every compaction boundary (schema v3)."""
+
+    session_id: str = ""
+    schema_version: U32 | None = SESSION_MEMORY_ENVELOPE_SCHEMA_VERSION
+    summary: str
+    objective: str | None = None
+    task_summary: str | None = None
+    spec_summary: str | None = None
+    evaluation_summary: str | None = None
+    verification_summary: str | None = None
+    constraints: list[str] = field(default_factory=list)
+    grounded_facts: list[GroundedFactRecord] = field(default_factory=list)
+    touched_files: list[str] = field(default_factory=list)
+    open_questions: list[str] = field(default_factory=list)
+    verification_todo: list[str] = field(default_factory=list)
+    delegation_notes: list[str] = field(default_factory=list)
+    pending_intents: list[QueuedFollowUpIntent] = field(default_factory=list)
+    applied_intent_ids: list[str] = field(default_factory=list)
+    history_artifact_path: str | None = None
+    generated_at: str

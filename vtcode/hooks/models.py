@@ -1,0 +1,119 @@
+"""JSON payloads a lifecycle hook receives on stdin, and the answer it may print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+
+from vtcode.jsontypes import U64, TaggedUnion
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreCompactPayload:
+    """`hooks.lifecycle.pre_compact`: runs before a compaction boundary is recorded."""
+
+    TYPE: ClassVar[str] = "PreCompact"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    trigger: str
+    mode: str
+    original_message_count: U64
+    compacted_message_count: U64
+    history_artifact_path: str | None = field(default=None, metadata={"nullable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionStartPayload:
+    """`session_start`: `source` is startup, resume, compact or clear."""
+
+    TYPE: ClassVar[str] = "SessionStart"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    source: Literal["startup", "resume", "compact", "clear"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionEndPayload:
+    """`session_end`: `reason` is the outcome code of the session."""
+
+    TYPE: ClassVar[str] = "SessionEnd"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    reason: str
+    subtype: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreToolUsePayload:
+    """`pre_tool_use`: may deny the call (exit code 2, or `{"decision":"deny"}` on stdout)."""
+
+    TYPE: ClassVar[str] = "PreToolUse"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    tool_name: str
+    tool_input: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolUsePayload:
+    """`post_tool_use`: sees the call and its bounded result."""
+
+    TYPE: ClassVar[str] = "PostToolUse"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    tool_name: str
+    tool_input: Any
+    tool_response: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopPayload:
+    """`stop`: the agent is about to finish the thread."""
+
+    TYPE: ClassVar[str] = "Stop"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    stop_hook_active: bool = False
+
+
+HOOK_PAYLOAD = TaggedUnion(
+    "HookPayload",
+    "hook_event_name",
+    [
+        PreCompactPayload,
+        SessionStartPayload,
+        SessionEndPayload,
+        PreToolUsePayload,
+        PostToolUsePayload,
+        StopPayload,
+    ],
+)
+
+
+class HookDecision(StrEnum):
+    """What a hook's stdout JSON may decide (only `pre_tool_use` may deny)."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookOutput:
+    """Optional JSON a hook prints on stdout."""
+
+    decision: HookDecision | None = None
+    reason: str | None = None
+    message: str | None = None

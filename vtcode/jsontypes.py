@@ -1,0 +1,594 @@
+"""Typed JSON: one dataclass definition gives encoding, decoding and the JSON Schema.
+
+Every wire shape vtcode publishes (events, manifests, loop state, config, hook payloads) is a frozen
+dataclass. This module turns such a class into plain JSON (omitting absent optionals, never writing
+`null`), back from JSON with a JSON-pointer in every error, and into a draft 2020-12 schema. Because
+all three come from the same class, the published schemas cannot drift from the code.
+
+Supported field types: ``str``, ``int``, ``float``, ``bool``, ``Any`` (any JSON), ``X | None``,
+``list[X]``, ``dict[str, X]``, ``Literal["a", ...]``, ``StrEnum`` subclasses (open ones, see
+`OpenEnum`, decode unknown strings to their ``UNKNOWN`` member as upstream's catch-alls do),
+nested dataclasses, tagged unions of dataclasses (each with a ``TYPE`` ClassVar, flattened next to a
+tag key) and ``Annotated[...]`` with `IntRange`, `Pattern`, `Format`, `Doc`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+__all__ = [
+    "I32",
+    "U8",
+    "U32",
+    "U64",
+    "DecodeError",
+    "Doc",
+    "EncodeError",
+    "Format",
+    "IntRange",
+    "OpenEnum",
+    "Pattern",
+    "SchemaMode",
+    "TaggedUnion",
+    "decode",
+    "decode_union",
+    "encode",
+    "schema_for",
+]
+
+T = TypeVar("T")
+
+JSONValue = Any
+
+
+@dataclasses.dataclass(frozen=True)
+class IntRange:
+    """Inclusive integer bounds (e.g. u64, i32, a 0..100 percentage)."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+    """A regular expression a string must match (JSON Schema `pattern`)."""
+
+    regex: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """A JSON Schema `format` such as `date-time` or `uuid`."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Doc:
+    """A description for the schema."""
+
+    text: str
+
+
+U8 = typing.Annotated[int, IntRange(0, 255)]
+U32 = typing.Annotated[int, IntRange(0, 2**32 - 1)]
+U64 = typing.Annotated[int, IntRange(0, 2**64 - 1)]
+I32 = typing.Annotated[int, IntRange(-(2**31), 2**31 - 1)]
+
+
+class OpenEnum(enum.StrEnum):
+    """A StrEnum with an upstream `#[serde(other)]` catch-all: unknown strings read as UNKNOWN."""
+
+    @classmethod
+    def known_values(cls) -> list[str]:
+        return [m.value for m in cls if m.name != "UNKNOWN"]
+
+
+class TaggedUnion:
+    """Describes an internally tagged union: ``{tag: TYPE, ...fields of the variant}``."""
+
+    def __init__(
+        self,
+        name: str,
+        tag: str,
+        variants: list[type[Any]],
+        unknown: type[Any] | None = None,
+        *,
+        flattened: bool = False,
+    ) -> None:
+        self.name = name
+        self.flattened = flattened  # variants sit next to the parent's fields (closed there)
+        self.tag = tag
+        self.variants = variants
+        self.by_tag: dict[str, type[Any]] = {v.TYPE: v for v in variants}
+        self.unknown = unknown
+
+
+class EncodeError(ValueError):
+    """A value cannot be written as JSON (NaN, infinity, a non-string key, ...)."""
+
+
+def _finite(v: float) -> float:
+    if v != v or v in (float("inf"), float("-inf")):
+        raise EncodeError(f"{v!r} is not representable in JSON")
+    return v
+
+
+class DecodeError(ValueError):
+    """A JSON value does not have the shape of the target type; `pointer` says where."""
+
+    def __init__(self, pointer: str, message: str) -> None:
+        super().__init__(f"{pointer or '/'}: {message}")
+        self.pointer = pointer
+        self.reason = message
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+# --------------------------------------------------------------------------------------------
+# Type introspection
+
+
+@dataclasses.dataclass(frozen=True)
+class _FieldInfo:
+    name: str
+    tp: Any
+    meta: tuple[Any, ...]
+    optional: bool  # `X | None`: omitted when None (unless nullable)
+    nullable: bool  # `X | None` written as `null` (Rust `Option` without skip_serializing_if)
+    has_default: bool
+    read_default: bool  # serde(default): always written, but may be absent on read
+    doc: str | None
+
+
+def _strip_annotated(tp: Any) -> tuple[Any, tuple[Any, ...]]:
+    meta: tuple[Any, ...] = ()
+    while get_origin(tp) is typing.Annotated:
+        args = get_args(tp)
+        tp, meta = args[0], meta + tuple(args[1:])
+    return tp, meta
+
+
+def _split_optional(tp: Any) -> tuple[Any, bool]:
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) != len(get_args(tp)):
+            return (args[0] if len(args) == 1 else Union[tuple(args)]), True  # noqa: UP007
+    return tp, False
+
+
+_FIELDS_CACHE: dict[type[Any], tuple[_FieldInfo, ...]] = {}
+_ENCODER_CACHE: dict[type[Any], Callable[[Any], dict[str, Any]]] = {}
+
+
+def _fields(cls: type[Any]) -> tuple[_FieldInfo, ...]:
+    cached = _FIELDS_CACHE.get(cls)
+    if cached is None:
+        cached = _FIELDS_CACHE[cls] = _compute_fields(cls)
+    return cached
+
+
+def _compute_fields(cls: type[Any]) -> tuple[_FieldInfo, ...]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out: list[_FieldInfo] = []
+    for f in dataclasses.fields(cls):
+        tp, meta = _strip_annotated(hints[f.name])
+        tp, optional = _split_optional(tp)
+        tp, meta2 = _strip_annotated(tp)
+        meta = meta + meta2
+        has_default = (
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        )
+        doc = next((m.text for m in meta if isinstance(m, Doc)), None) or f.metadata.get("doc")
+        nullable = bool(f.metadata.get("nullable", False))
+        out.append(
+            _FieldInfo(
+                name=f.metadata.get("json_name", f.name),
+                tp=tp,
+                meta=meta,
+                optional=optional and not nullable,
+                nullable=nullable,
+                has_default=has_default,
+                read_default=bool(f.metadata.get("read_default", False)),
+                doc=doc,
+            )
+        )
+    return tuple(out)
+
+
+def _union_in(meta: tuple[Any, ...]) -> TaggedUnion | None:
+    return next((m for m in meta if isinstance(m, TaggedUnion)), None)
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+
+
+def encode(value: Any) -> JSONValue:
+    """Turn a dataclass (or a structure of them) into plain JSON values, omitting None optionals."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        enc = _ENCODER_CACHE.get(cls)
+        if enc is None:
+            enc = _ENCODER_CACHE[cls] = _encoder_for(cls)
+        return enc(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise EncodeError(f"object key {k!r} is not a string")
+            out[k] = encode(v)
+        return out
+    if isinstance(value, float):
+        return _finite(value)
+    return value
+
+
+def _encoder_for(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    tag_key: str | None = getattr(cls, "TAG_KEY", None)
+    tag_value: str | None = getattr(cls, "TYPE", None)
+    plan: list[tuple[str, str, bool, bool]] = []
+    for fi, f in zip(_fields(cls), dataclasses.fields(cls), strict=True):
+        simple = fi.tp in (str, int, float, bool) or (
+            isinstance(fi.tp, type) and issubclass(fi.tp, enum.StrEnum)
+        )
+        plan.append((f.name, fi.name, fi.optional, simple))
+    flatten = getattr(cls, "__flatten__", None)  # e.g. ThreadItem.details
+
+    def enc(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if tag_key is not None and tag_value is not None:
+            out[tag_key] = tag_value
+        for attr, key, optional, simple in plan:
+            v = getattr(obj, attr)
+            if v is None and optional:
+                continue
+            if attr == flatten:
+                out.update(encode(v))
+                continue
+            if simple:
+                if isinstance(v, enum.Enum):
+                    v = v.value
+                elif type(v) is float:
+                    _finite(v)
+                out[key] = v
+            else:
+                out[key] = encode(v)
+        return out
+
+    return enc
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+
+
+def decode(cls: type[T], data: Any, pointer: str = "") -> T:
+    """Build `cls` from JSON data, raising `DecodeError` with a JSON pointer on any mismatch."""
+    return typing.cast(T, _decode_value(cls, (), data, pointer))
+
+
+def decode_union(union: TaggedUnion, data: Any, pointer: str = "") -> Any:
+    """Decode one variant of a tagged union (or its unknown catch-all)."""
+    return _decode_union(union, data, pointer)
+
+
+def _type_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+def _decode_value(tp: Any, meta: tuple[Any, ...], v: Any, ptr: str) -> Any:
+    tp, more = _strip_annotated(tp)
+    meta = meta + more
+    inner, optional = _split_optional(tp)
+    if optional:
+        return None if v is None else _decode_value(inner, meta, v, ptr)
+    union = _union_in(meta)
+    if union is not None:
+        return _decode_union(union, v, ptr)
+    if tp is Any:
+        return v
+    if tp is str:
+        if not isinstance(v, str):
+            raise DecodeError(ptr, f"expected a string, got {_type_name(v)}")
+        return v
+    if tp is bool:
+        if not isinstance(v, bool):
+            raise DecodeError(ptr, f"expected a boolean, got {_type_name(v)}")
+        return v
+    if tp is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            else:
+                raise DecodeError(ptr, f"expected an integer, got {_type_name(v)}")
+        for m in meta:
+            if isinstance(m, IntRange):
+                if m.minimum is not None and v < m.minimum:
+                    raise DecodeError(ptr, f"{v} is below the minimum {m.minimum}")
+                if m.maximum is not None and v > m.maximum:
+                    raise DecodeError(ptr, f"{v} is above the maximum {m.maximum}")
+        return v
+    if tp is float:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise DecodeError(ptr, f"expected a number, got {_type_name(v)}")
+        return v
+    origin = get_origin(tp)
+    if origin is Literal:
+        if v not in get_args(tp):
+            raise DecodeError(ptr, f"expected one of {list(get_args(tp))!r}, got {v!r}")
+        return v
+    if origin is list:
+        if not isinstance(v, list):
+            raise DecodeError(ptr, f"expected an array, got {_type_name(v)}")
+        (item_tp,) = get_args(tp)
+        return [_decode_value(item_tp, (), x, f"{ptr}/{i}") for i, x in enumerate(v)]
+    if origin is dict:
+        if not isinstance(v, dict):
+            raise DecodeError(ptr, f"expected an object, got {_type_name(v)}")
+        _, val_tp = get_args(tp)
+        return {k: _decode_value(val_tp, (), x, f"{ptr}/{_escape(k)}") for k, x in v.items()}
+    if isinstance(tp, type) and issubclass(tp, enum.StrEnum):
+        if not isinstance(v, str):
+            raise DecodeError(ptr, f"expected a string, got {_type_name(v)}")
+        try:
+            return tp(v)
+        except ValueError:
+            if issubclass(tp, OpenEnum):
+                return tp["UNKNOWN"]
+            allowed = ", ".join(m.value for m in tp)
+            raise DecodeError(ptr, f"unknown value {v!r} (expected one of: {allowed})") from None
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _decode_dataclass(tp, v, ptr)
+    raise TypeError(f"jsontypes cannot decode type {tp!r}")  # a programming error
+
+
+def _decode_union(union: TaggedUnion, v: Any, ptr: str) -> Any:
+    if not isinstance(v, dict):
+        raise DecodeError(ptr, f"expected an object, got {_type_name(v)}")
+    tag = v.get(union.tag)
+    if not isinstance(tag, str):
+        raise DecodeError(f"{ptr}/{union.tag}", f"missing or non-string {union.tag!r} tag")
+    cls = union.by_tag.get(tag)
+    if cls is None:
+        if union.unknown is not None:
+            return union.unknown(type=tag, raw=dict(v))
+        known = ", ".join(sorted(union.by_tag))
+        raise DecodeError(f"{ptr}/{union.tag}", f"unknown {union.tag} {tag!r} (known: {known})")
+    return _decode_dataclass(cls, v, ptr)
+
+
+def _decode_dataclass(cls: type[Any], v: Any, ptr: str) -> Any:
+    if not isinstance(v, dict):
+        raise DecodeError(ptr, f"expected an object, got {_type_name(v)}")
+    kwargs: dict[str, Any] = {}
+    flatten = getattr(cls, "__flatten__", None)
+    for fi, f in zip(_fields(cls), dataclasses.fields(cls), strict=True):
+        if f.name == flatten:
+            kwargs[f.name] = _decode_value(fi.tp, fi.meta, v, ptr)
+            continue
+        if fi.name not in v or (v[fi.name] is None and (fi.optional or fi.nullable)):
+            if fi.optional or fi.has_default or fi.nullable:
+                continue
+            raise DecodeError(ptr, f"missing required field {fi.name!r}")
+        kwargs[f.name] = _decode_value(fi.tp, fi.meta, v[fi.name], f"{ptr}/{_escape(fi.name)}")
+    return cls(**kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON Schema generation
+
+
+class SchemaMode(enum.Enum):
+    """`WRITER`: what vtcode emits (closed); `READER`: what upstream readers tolerate (open)."""
+
+    WRITER = "writer"
+    READER = "reader"
+
+
+@dataclasses.dataclass
+class _SchemaBuilder:
+    mode: SchemaMode
+    defaults_optional: bool
+    defs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def closed(self) -> bool:
+        return self.mode is SchemaMode.WRITER
+
+    def type_schema(self, tp: Any, meta: tuple[Any, ...] = ()) -> dict[str, Any]:
+        tp, more = _strip_annotated(tp)
+        meta = meta + more
+        inner, optional = _split_optional(tp)
+        if optional:
+            return self.type_schema(inner, meta)
+        out: dict[str, Any]
+        union = _union_in(meta)
+        if union is not None:
+            out = {"$ref": f"#/$defs/{self.union_def(union)}"}
+        elif tp is Any:
+            out = {}
+        elif tp is str:
+            out = {"type": "string"}
+        elif tp is bool:
+            out = {"type": "boolean"}
+        elif tp is float:
+            out = {"type": "number"}
+        elif tp is int:
+            out = {"type": "integer"}
+            for m in meta:
+                if isinstance(m, IntRange):
+                    if m.minimum is not None:
+                        out["minimum"] = m.minimum
+                    if m.maximum is not None:
+                        out["maximum"] = m.maximum
+        elif get_origin(tp) is Literal:
+            vals = list(get_args(tp))
+            out = {"const": vals[0]} if len(vals) == 1 else {"enum": vals}
+        elif get_origin(tp) is list:
+            out = {"type": "array", "items": self.type_schema(get_args(tp)[0])}
+        elif get_origin(tp) is dict:
+            out = {"type": "object", "additionalProperties": self.type_schema(get_args(tp)[1])}
+        elif isinstance(tp, type) and issubclass(tp, enum.StrEnum):
+            out = {"$ref": f"#/$defs/{self.enum_def(tp)}"}
+        elif isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            out = {"$ref": f"#/$defs/{self.class_def(tp)}"}
+        else:
+            raise TypeError(f"jsontypes cannot describe type {tp!r}")
+        for m in meta:
+            if isinstance(m, Pattern):
+                out["pattern"] = m.regex
+            elif isinstance(m, Format):
+                out["format"] = m.name
+        return out
+
+    def enum_def(self, tp: type[enum.StrEnum]) -> str:
+        name = tp.__name__
+        if name not in self.defs:
+            doc = (tp.__doc__ or "").strip()
+            if issubclass(tp, OpenEnum):
+                known = tp.known_values()
+                if self.closed:
+                    self.defs[name] = {"enum": known}
+                else:
+                    # Upstream maps any other string to its `unknown` catch-all.
+                    self.defs[name] = {"type": "string", "examples": known}
+            else:
+                self.defs[name] = {"enum": [m.value for m in tp]}
+            if doc:
+                self.defs[name] = {"description": doc.splitlines()[0], **self.defs[name]}
+        return name
+
+    def object_schema(
+        self, cls: type[Any], tag: tuple[str, str] | None, *, closed_here: bool = True
+    ) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        if tag is not None:
+            props[tag[0]] = {"const": tag[1]}
+            required.append(tag[0])
+        flatten = getattr(cls, "__flatten__", None)
+        all_of: list[Any] = []
+        for fi, f in zip(_fields(cls), dataclasses.fields(cls), strict=True):
+            if f.name == flatten:
+                all_of.append(self.type_schema(fi.tp, fi.meta))
+                continue
+            s = self.type_schema(fi.tp, fi.meta)
+            if fi.doc:
+                s = {"description": fi.doc, **s}
+            props[fi.name] = s
+            optional_here = fi.optional or (
+                fi.has_default and (self.defaults_optional or (fi.read_default and not self.closed))
+            )
+            if fi.nullable:
+                props[fi.name] = {"anyOf": [props[fi.name], {"type": "null"}]}
+                optional_here = optional_here or not self.closed
+            if not optional_here:
+                required.append(fi.name)
+        out: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            out["required"] = required
+        doc = (cls.__doc__ or "").strip()
+        if doc and not doc.startswith(cls.__name__ + "("):
+            out = {"description": doc.splitlines()[0], **out}
+        if all_of:
+            out["allOf"] = all_of
+            if self.closed:
+                # Properties of the flattened part count as evaluated for the closed check.
+                out["unevaluatedProperties"] = False
+        elif self.closed and closed_here:
+            out["additionalProperties"] = False
+        return out
+
+    def class_def(self, cls: type[Any], *, closed_here: bool = True) -> str:
+        name = cls.__name__
+        if name not in self.defs:
+            self.defs[name] = {}  # reserve against recursion
+            tag = (cls.TAG_KEY, cls.TYPE) if getattr(cls, "TAG_KEY", None) else None
+            self.defs[name] = self.object_schema(cls, tag, closed_here=closed_here)
+        return name
+
+    def union_def(self, union: TaggedUnion) -> str:
+        name = union.name
+        if name in self.defs:
+            return name
+        self.defs[name] = {}
+        branches = []
+        for v in union.variants:
+            vname = self.class_def(v, closed_here=not union.flattened)
+            branches.append(
+                {
+                    "if": {"properties": {union.tag: {"const": v.TYPE}}, "required": [union.tag]},
+                    "then": {"$ref": f"#/$defs/{vname}"},
+                }
+            )
+        known = list(union.by_tag)
+        tag_schema: dict[str, Any]
+        if self.closed or union.unknown is None:
+            tag_schema = {"enum": known}
+        else:
+            tag_schema = {"type": "string"}
+        self.defs[name] = {
+            "type": "object",
+            "required": [union.tag],
+            "properties": {union.tag: tag_schema},
+            "allOf": branches,
+        }
+        return name
+
+
+def schema_for(
+    root: type[Any] | TaggedUnion,
+    *,
+    schema_id: str,
+    title: str,
+    mode: SchemaMode = SchemaMode.WRITER,
+    defaults_optional: bool = False,
+    description: str | None = None,
+    extra_defs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build a self-contained draft 2020-12 schema (all definitions under `$defs`) for `root`."""
+    b = _SchemaBuilder(mode=mode, defaults_optional=defaults_optional)
+    if isinstance(root, TaggedUnion):
+        ref = {"$ref": f"#/$defs/{b.union_def(root)}"}
+    else:
+        ref = b.type_schema(root)
+    out: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema_id,
+        "title": title,
+    }
+    if description:
+        out["description"] = description
+    out.update(ref)
+    defs = dict(sorted(b.defs.items()))
+    if extra_defs:
+        defs.update(extra_defs)
+    out["$defs"] = defs
+    return out

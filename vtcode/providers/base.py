@@ -1,0 +1,87 @@
+"""The Provider protocol: stream one model response for a request, or fail with a typed error."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from vtcode.events.types import Usage
+from vtcode.providers.messages import ModelRequest, StreamEvent
+
+
+class FailureKind(enum.StrEnum):
+    """How the loop should treat a provider failure."""
+
+    TRANSIENT = "transient"  # retry / recovery compaction may help (5xx, 429, timeouts, resets)
+    FATAL = "fatal"  # do not retry (auth, bad request, unknown model)
+    CONTEXT_LENGTH = "context_length"  # the request is too large: compaction may help
+
+
+class ProviderError(Exception):
+    """A provider failed; `message` is one clear line a user can act on."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: FailureKind = FailureKind.TRANSIENT,
+        status: int | None = None,
+        provider: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.status = status
+        self.provider = provider
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind is FailureKind.TRANSIENT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pricing:
+    """USD per million tokens; cached input and cache writes fall back to the input price."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+    cached_input_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
+
+    def cost(self, usage: Usage) -> float:
+        cached = self.cached_input_per_mtok
+        write = self.cache_write_per_mtok
+        return (
+            usage.uncached_input_tokens * self.input_per_mtok
+            + usage.cached_input_tokens * (self.input_per_mtok if cached is None else cached)
+            + usage.cache_creation_tokens * (self.input_per_mtok if write is None else write)
+            + usage.output_tokens * self.output_per_mtok
+        ) / 1_000_000
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model backend. Implementations: replay (embedded default), openai, anthropic."""
+
+    name: str
+    model: str
+
+    @property
+    def context_window(self) -> int | None:
+        """The provider's hard context capacity in tokens (None when unknown)."""
+        ...
+
+    @property
+    def pricing(self) -> Pricing | None:
+        """Pricing of the active model (None: unknown, so budgets are not enforced)."""
+        ...
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        """Yield deltas, then exactly one `ResponseCompleted`; raise `ProviderError` on failure."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

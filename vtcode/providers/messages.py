@@ -1,0 +1,101 @@
+"""The conversation as providers see it: messages, tool calls, tool specs, stream events.
+
+One definition serves the loop, every provider, the tools (their `ToolSpec`) and compaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from vtcode.events.types import Usage
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A tool call the model asked for; `arguments` is the raw JSON text the model produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def parsed_arguments(self) -> Any:
+        """The arguments as JSON (raises ValueError when the model produced invalid JSON)."""
+        import orjson
+
+        return orjson.loads(self.arguments) if self.arguments.strip() else {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One message of the history. `intent_id` tags user messages that came from steering."""
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    images: int = 0
+    intent_id: str | None = None
+    reasoning: str | None = None
+
+    def with_content(self, content: str) -> Message:
+        return dataclasses.replace(self, content=content)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """A tool as offered to the model: name, description and a JSON Schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    """Everything a provider needs for one model response."""
+
+    model: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    reasoning_effort: str | None = None
+    max_output_tokens: int | None = None
+    purpose: Literal["turn", "summary"] = "turn"
+
+
+# Stream events: what a provider yields while a response streams in.
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of tool call `index`; `id` and `name` arrive with the first piece."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseCompleted:
+    """The end of one response. `stop_reason` uses upstream's names (end_turn, tool_calls, ...)."""
+
+    stop_reason: str
+    usage: Usage
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ResponseCompleted

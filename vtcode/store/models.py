@@ -1,0 +1,53 @@
+"""On-disk shapes of the canonical session store: manifest and turn index (upstream schema 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from vtcode.jsontypes import U32, U64, Format
+
+SESSION_STORE_SCHEMA_VERSION = 1
+RFC3339 = Format("date-time")
+
+
+class SessionStatus(StrEnum):
+    """Status written in `manifest.json`; `abandoned` is derived at read time, never stored."""
+
+    ACTIVE = "active"
+    COMPLETED = "completed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionManifest:
+    """`.vtcode/sessions/<id>/manifest.json`: a cache of the log, rebuilt from it on mismatch."""
+
+    session_id: str
+    schema_version: U32 = SESSION_STORE_SCHEMA_VERSION
+    created_at: str = field(metadata={"doc": "RFC 3339 creation time"})
+    updated_at: str = field(metadata={"doc": "RFC 3339 time of the last append"})
+    turn_count: U64 = field(metadata={"doc": "closed turns"})
+    event_count: U64 = field(metadata={"doc": "events retained in events.jsonl"})
+    status: SessionStatus
+    last_seq: U64 | None = field(default=None, metadata={"doc": "vtcode: seq of the last event"})
+    log_bytes: U64 | None = field(
+        default=None, metadata={"doc": "vtcode: size of events.jsonl this manifest describes"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnIndexEntry:
+    """Byte range of one turn in events.jsonl (end exclusive)."""
+
+    turn_number: U64
+    start_offset: U64
+    end_offset: U64
+    event_count: U64
+    ts: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnIndex:
+    """`.vtcode/sessions/<id>/index/turns.json`."""
+
+    entries: list[TurnIndexEntry] = field(default_factory=list)

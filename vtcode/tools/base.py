@@ -1,0 +1,64 @@
+"""What a tool is to the loop: a spec for the model, a `run` that returns a bounded result."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from vtcode.events.enums import FileChangeKind
+from vtcode.providers.messages import ToolSpec
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolContext:
+    """Per-session facilities a tool may use; paths are confined to `workspace`."""
+
+    workspace: Path
+    session_id: str
+    spool_dir: Path  # <workspace>/.vtcode/context/tool_outputs
+    cancel: threading.Event = field(default_factory=threading.Event)
+    long_running_ceiling_secs: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileChange:
+    path: str  # workspace-relative
+    kind: FileChangeKind
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """A tool's answer. `output` is what the model sees (bounded); `data` the structured result.
+
+    `wait_seconds` is time spent in an explicit `action: "wait"`, which the per-turn tool
+    wall-clock budget excludes (contract: "Long-running command waits").
+    """
+
+    output: str
+    success: bool = True
+    exit_code: int | None = None
+    spool_path: str | None = None
+    file_changes: tuple[FileChange, ...] = ()
+    data: dict[str, Any] | None = None
+    wait_seconds: float = 0.0
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should be told about (bad path, missing file, ...)."""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool. `read_only` tools may run in the verifier and in plan mode."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    @property
+    def read_only(self) -> bool: ...
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run with schema-valid `arguments`; raise `ToolError` for a model-visible failure."""
+        ...
