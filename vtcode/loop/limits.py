@@ -1,0 +1,97 @@
+"""Run limits and the budget: checked before every model request, so they are never overshot."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from vtcode.config.model import VtcodeConfig
+from vtcode.events.types import Usage
+from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.providers.base import Pricing
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The limits of one run (config, overridden by `--max-turns` / `--max-budget-usd`)."""
+
+    max_turns: int
+    max_tool_loops: int
+    max_tool_calls_per_turn: int  # 0 = no cap
+    max_tool_wall_clock_secs: float
+    max_budget_usd: float | None
+    budget_warning_threshold: float
+    loop_detection_repeats: int = 3
+
+    @classmethod
+    def from_config(
+        cls,
+        config: VtcodeConfig,
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+    ) -> Limits:
+        h = config.agent.harness
+        return cls(
+            max_turns=max(
+                1, max_turns if max_turns is not None else config.automation.full_auto.max_turns
+            ),
+            max_tool_loops=config.tools.max_tool_loops,
+            max_tool_calls_per_turn=h.max_tool_calls_per_turn,
+            max_tool_wall_clock_secs=float(h.max_tool_wall_clock_secs),
+            max_budget_usd=max_budget_usd if max_budget_usd is not None else h.max_budget_usd,
+            budget_warning_threshold=h.budget_warning_threshold,
+        )
+
+
+class Budget:
+    """Aggregate usage and cost; decides budget stops and the one-time warnings."""
+
+    def __init__(self, pricing: Pricing | None, limits: Limits, model: str) -> None:
+        self.pricing = pricing
+        self.limits = limits
+        self.model = model
+        self.usage = Usage()
+        self.warned_threshold = False
+        self.warned_unpriced = False
+
+    def add(self, usage: Usage) -> None:
+        self.usage = self.usage.add(usage)
+
+    @property
+    def cost(self) -> float | None:
+        return None if self.pricing is None else self.pricing.cost(self.usage)
+
+    def warnings(self) -> list[str]:
+        """Warnings to emit now (each at most once per run)."""
+        out: list[str] = []
+        cap = self.limits.max_budget_usd
+        if cap is None:
+            return out
+        if self.pricing is None:
+            if not self.warned_unpriced:
+                self.warned_unpriced = True
+                out.append(
+                    f"pricing is unknown for model {self.model!r}: max_budget_usd "
+                    f"(${cap:g}) is not enforced and total_cost_usd is omitted"
+                )
+            return out
+        spent = self.cost or 0.0
+        ratio = self.limits.budget_warning_threshold
+        if not self.warned_threshold and cap > 0 and spent >= ratio * cap and spent <= cap:
+            self.warned_threshold = True
+            out.append(
+                f"budget warning: spent ${spent:.4f} of ${cap:.4f} "
+                f"({spent / cap:.0%}, warning threshold {ratio:.0%})"
+            )
+        return out
+
+    def exceeded(self) -> Outcome | None:
+        """A budget stop, or None: spend strictly over the cap (upstream's `>`), checked before
+        the next model request so no request is ever sent once the cap is passed."""
+        cap = self.limits.max_budget_usd
+        if cap is None or self.pricing is None:
+            return None
+        spent = self.cost or 0.0
+        if spent > cap:
+            return Outcome(OutcomeKind.BUDGET_LIMIT_REACHED, limit=cap, actual=spent)
+        return None

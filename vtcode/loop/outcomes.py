@@ -1,0 +1,101 @@
+"""How a run ended: upstream's TaskOutcome, its outcome code, thread subtype and our exit code."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from vtcode.errors import ExitCode
+from vtcode.events.enums import ThreadCompletionSubtype as Subtype
+
+
+class OutcomeKind(enum.Enum):
+    """TaskOutcome variants (reference §2), plus the interactive session-end reasons."""
+
+    SUCCESS = ("success", Subtype.SUCCESS)
+    STOPPED_NO_ACTION = ("stopped_no_action", Subtype.SUCCESS)
+    TURN_LIMIT_REACHED = ("turn_limit_reached", Subtype.ERROR_MAX_TURNS)
+    BUDGET_LIMIT_REACHED = ("budget_limit_reached", Subtype.ERROR_MAX_BUDGET_USD)
+    TOOL_LOOP_LIMIT_REACHED = ("tool_loop_limit_reached", Subtype.ERROR_DURING_EXECUTION)
+    LOOP_DETECTED = ("loop_detected", Subtype.ERROR_DURING_EXECUTION)
+    CANCELLED = ("cancelled", Subtype.CANCELLED)
+    FAILED = ("failed", Subtype.ERROR_DURING_EXECUTION)
+    BLOCKED = ("blocked", Subtype.ERROR_DURING_EXECUTION)
+    ERROR = ("error", Subtype.ERROR_DURING_EXECUTION)  # internal/setup error (`thread_failed`)
+    # Interactive session ends
+    COMPLETED = ("completed", Subtype.SUCCESS)
+    EXIT = ("exit", Subtype.CANCELLED)
+    NEW_SESSION = ("new_session", Subtype.SUCCESS)
+
+    @property
+    def code(self) -> str:
+        return self.value[0]
+
+    @property
+    def subtype(self) -> Subtype:
+        return self.value[1]
+
+    @property
+    def is_success(self) -> bool:
+        return self.subtype is Subtype.SUCCESS
+
+    @property
+    def is_hard_block(self) -> bool:
+        """Hard blocks write a blocked-handoff artifact (upstream `is_hard_block`)."""
+        return self in (OutcomeKind.TOOL_LOOP_LIMIT_REACHED, OutcomeKind.LOOP_DETECTED)
+
+
+_EXIT_BY_SUBTYPE = {
+    Subtype.SUCCESS: ExitCode.OK,
+    Subtype.ERROR_DURING_EXECUTION: ExitCode.FAILURE,
+    Subtype.ERROR_MAX_TURNS: ExitCode.MAX_TURNS,
+    Subtype.ERROR_MAX_BUDGET_USD: ExitCode.MAX_BUDGET,
+    Subtype.CANCELLED: ExitCode.CANCELLED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A concrete outcome with the numbers its description needs."""
+
+    kind: OutcomeKind
+    detail: str = ""
+    limit: float | None = None
+    actual: float | None = None
+    accomplished: tuple[str, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return _EXIT_BY_SUBTYPE.get(self.kind.subtype, ExitCode.FAILURE)
+
+    def description(self) -> str:
+        """Human text, as upstream's `description()` (e.g. the terminal `turn.failed` message)."""
+        k = self.kind
+        if k is OutcomeKind.TURN_LIMIT_REACHED:
+            return (
+                f"Stopped after reaching turn limit (max: {_n(self.limit)}, "
+                f"reached: {_n(self.actual)})"
+            )
+        if k is OutcomeKind.BUDGET_LIMIT_REACHED:
+            return (
+                f"Stopped after reaching budget limit (max: ${self.limit:.4f}, "
+                f"spent: ${self.actual:.4f})"
+            )
+        if k is OutcomeKind.TOOL_LOOP_LIMIT_REACHED:
+            return (
+                f"Stopped after reaching tool loop limit (max: {_n(self.limit)}, "
+                f"reached: {_n(self.actual)})"
+            )
+        if k is OutcomeKind.LOOP_DETECTED:
+            return f"Stopped: the same tool calls repeated without progress ({self.detail})"
+        if k is OutcomeKind.CANCELLED:
+            return "turn cancelled"
+        if k in (OutcomeKind.FAILED, OutcomeKind.ERROR, OutcomeKind.BLOCKED):
+            return self.detail or "run failed"
+        if k is OutcomeKind.STOPPED_NO_ACTION:
+            return "Stopped: the model took no action"
+        return self.detail or "Task completed"
+
+
+def _n(v: float | None) -> str:
+    return "?" if v is None else str(int(v))

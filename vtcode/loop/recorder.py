@@ -1,0 +1,217 @@
+"""Turns loop happenings into ThreadEvents with upstream's emission conventions (reference §1.4).
+
+Item ids are `item_<n>` from a per-session counter; a tool output's id is `<invocation id>:output`
+and its `call_id` is the invocation's item id; streamed text emits `item.started` for the first
+snapshot, `item.updated` with the WHOLE accumulated text afterwards, and `item.completed` at the
+end (a non-streamed text is a lone `item.completed`; empty text is never emitted); streamed tool
+arguments update at most 8 times per call and only after >= 512 new bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from vtcode.events.enums import (
+    FileChangeKind,
+    HarnessEventKind,
+    PatchApplyStatus,
+    ToolCallStatus,
+    ToolOutcome,
+)
+from vtcode.events.types import (
+    AgentMessageItem,
+    ErrorItem,
+    FileChangeItem,
+    FileUpdateChange,
+    HarnessItem,
+    ItemCompletedEvent,
+    ItemStartedEvent,
+    ItemUpdatedEvent,
+    ReasoningItem,
+    ThreadEvent,
+    ThreadItem,
+    ToolInvocationItem,
+    ToolOutputItem,
+    TurnCompletedEvent,
+    TurnFailedEvent,
+    TurnStartedEvent,
+    Usage,
+)
+
+MIN_TOOL_ARG_UPDATE_BYTES = 512
+MAX_TOOL_ARG_UPDATE_EVENTS = 8
+
+Emit = Callable[[ThreadEvent], None]
+
+
+class StreamingText:
+    """One streamed agent_message or reasoning item."""
+
+    def __init__(self, rec: Recorder, kind: str) -> None:
+        self._rec = rec
+        self._kind = kind
+        self.item_id: str | None = None
+        self.text = ""
+
+    def _item(self) -> ThreadItem:
+        assert self.item_id is not None
+        details: AgentMessageItem | ReasoningItem = (
+            AgentMessageItem(text=self.text)
+            if self._kind == "agent_message"
+            else ReasoningItem(text=self.text)
+        )
+        return ThreadItem(id=self.item_id, details=details)
+
+    def push(self, delta: str) -> None:
+        self.text += delta
+        if not self.text.strip():
+            return
+        if self.item_id is None:
+            self.item_id = self._rec.next_item_id()
+            self._rec.emit(ItemStartedEvent(item=self._item()))
+        else:
+            self._rec.emit(ItemUpdatedEvent(item=self._item()))
+
+    def finish(self) -> None:
+        if not self.text.strip():
+            return
+        if self.item_id is None:
+            self.item_id = self._rec.next_item_id()
+        self._rec.emit(ItemCompletedEvent(item=self._item()))
+
+
+class StreamingToolCall:
+    """One tool invocation whose arguments stream in."""
+
+    def __init__(self, rec: Recorder, name: str, tool_call_id: str | None) -> None:
+        self._rec = rec
+        self.name = name
+        self.tool_call_id = tool_call_id
+        self.item_id = rec.next_item_id()
+        self.raw_args = ""
+        self._last_update_len = 0
+        self._updates = 0
+        rec.emit(ItemStartedEvent(item=self._item(None, ToolCallStatus.IN_PROGRESS, None)))
+
+    def _item(
+        self, arguments: Any, status: ToolCallStatus, outcome: ToolOutcome | None
+    ) -> ThreadItem:
+        return ThreadItem(
+            id=self.item_id,
+            details=ToolInvocationItem(
+                tool_name=self.name,
+                arguments=arguments,
+                tool_call_id=self.tool_call_id,
+                status=status,
+                outcome=outcome,
+            ),
+        )
+
+    def push(self, delta: str) -> None:
+        self.raw_args += delta
+        grown = len(self.raw_args.encode()) - self._last_update_len
+        if grown >= MIN_TOOL_ARG_UPDATE_BYTES and self._updates < MAX_TOOL_ARG_UPDATE_EVENTS:
+            self._updates += 1
+            self._last_update_len = len(self.raw_args.encode())
+            self._rec.emit(
+                ItemUpdatedEvent(item=self._item(self.raw_args, ToolCallStatus.IN_PROGRESS, None))
+            )
+
+    def complete(self, arguments: Any, status: ToolCallStatus, outcome: ToolOutcome) -> None:
+        self._rec.emit(ItemCompletedEvent(item=self._item(arguments, status, outcome)))
+
+    def output(
+        self,
+        output: str,
+        status: ToolCallStatus,
+        *,
+        exit_code: int | None = None,
+        spool_path: str | None = None,
+        started: bool = False,
+    ) -> None:
+        item = ThreadItem(
+            id=f"{self.item_id}:output",
+            details=ToolOutputItem(
+                call_id=self.item_id,
+                tool_call_id=self.tool_call_id,
+                spool_path=spool_path,
+                output=output,
+                exit_code=exit_code,
+                status=status,
+            ),
+        )
+        if started:
+            self._rec.emit(
+                ItemStartedEvent(
+                    item=ThreadItem(
+                        id=item.id,
+                        details=ToolOutputItem(
+                            call_id=self.item_id,
+                            tool_call_id=self.tool_call_id,
+                            status=ToolCallStatus.IN_PROGRESS,
+                        ),
+                    )
+                )
+            )
+        self._rec.emit(ItemCompletedEvent(item=item))
+
+
+class Recorder:
+    """Emits every event of a run through one callable (the dispatch gate)."""
+
+    def __init__(self, emit: Emit, *, first_item_index: int = 0) -> None:
+        self.emit = emit
+        self._next = first_item_index
+        self.turn_open = False
+
+    def next_item_id(self) -> str:
+        n = self._next
+        self._next += 1
+        return f"item_{n}"
+
+    def text(self) -> StreamingText:
+        return StreamingText(self, "agent_message")
+
+    def reasoning(self) -> StreamingText:
+        return StreamingText(self, "reasoning")
+
+    def tool_call(self, name: str, tool_call_id: str | None) -> StreamingToolCall:
+        return StreamingToolCall(self, name, tool_call_id)
+
+    def message(self, text: str) -> None:
+        """A non-streamed assistant message (a lone `item.completed`)."""
+        if text.strip():
+            item = ThreadItem(id=self.next_item_id(), details=AgentMessageItem(text=text))
+            self.emit(ItemCompletedEvent(item=item))
+
+    def warning(self, message: str) -> None:
+        """Upstream's `warning(msg)`: an `error` item, completed."""
+        item = ThreadItem(id=self.next_item_id(), details=ErrorItem(message=message))
+        self.emit(ItemCompletedEvent(item=item))
+
+    def file_changes(self, changes: list[tuple[str, FileChangeKind]], ok: bool = True) -> None:
+        item = ThreadItem(
+            id=self.next_item_id(),
+            details=FileChangeItem(
+                changes=[FileUpdateChange(path=p, kind=k) for p, k in changes],
+                status=PatchApplyStatus.COMPLETED if ok else PatchApplyStatus.FAILED,
+            ),
+        )
+        self.emit(ItemCompletedEvent(item=item))
+
+    def harness(self, event: HarnessEventKind, **fields: Any) -> None:
+        item = ThreadItem(id=self.next_item_id(), details=HarnessItem(event=event, **fields))
+        self.emit(ItemCompletedEvent(item=item))
+
+    def turn_started(self) -> None:
+        self.turn_open = True
+        self.emit(TurnStartedEvent())
+
+    def turn_completed(self, usage: Usage) -> None:
+        self.turn_open = False
+        self.emit(TurnCompletedEvent(usage=usage))
+
+    def turn_failed(self, message: str, usage: Usage | None = None) -> None:
+        self.turn_open = False
+        self.emit(TurnFailedEvent(message=message, usage=usage))

@@ -1,0 +1,562 @@
+"""The runner: does the work of each state and fires the machine's triggers.
+
+It never decides where the loop goes next. After each step it computes an `Assessment` (the
+facts: cancelled, a limit reached, compaction due, ...) and fires a trigger with it; the table in
+`fsm_table` chooses the destination. Entering `complete` emits the terminal sequence exactly once:
+summary `agent_message`, the terminal turn event, `thread.completed`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from transitions import EventData
+
+from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
+from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
+from vtcode.loop.cancel import Cancelled, CancelToken
+from vtcode.loop.fsm import Assessment, LoopMachine, MachineError
+from vtcode.loop.limits import Budget, Limits
+from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.recorder import Recorder, StreamingToolCall
+from vtcode.providers.base import FailureKind, Provider, ProviderError
+from vtcode.providers.messages import (
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    ResponseCompleted,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
+
+__all__ = ["LoopHooks", "RunResult", "Runner", "ToolExecutor"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunResult:
+    """What a run ended with (the same facts as its `thread.completed`)."""
+
+    outcome: Outcome
+    usage: Usage
+    total_cost_usd: float | None
+    num_turns: int
+    final_text: str | None
+    last_plan_text: str | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class ToolRunOutcome:
+    """What executing one call produced, as the runner needs it."""
+
+    output: str
+    status: ToolCallStatus
+    outcome: ToolOutcome
+    exit_code: int | None = None
+    spool_path: str | None = None
+    file_changes: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    rejected: bool = False  # permission/hook/invalid: upstream's rejected-tool sequence
+    wait_seconds: float = 0.0
+
+
+class ToolExecutor:
+    """Executes one parsed tool call (registry lookup, permissions, hooks, the tool itself)."""
+
+    def execute(self, call: ToolCall, arguments: Any, cancel: CancelToken) -> ToolRunOutcome:
+        raise NotImplementedError
+
+    def catalog(self) -> tuple[Any, ...]:
+        return ()
+
+    def close(self) -> None:
+        """Stop every process the tools started."""
+
+
+class LoopHooks:
+    """Extension points the context and orient layers fill in (no-ops by default)."""
+
+    def orientation(self) -> str | None:
+        return None
+
+    def before_request(self, history: list[Message]) -> None:
+        """Called right before each model request (context estimation)."""
+
+    def after_response(self, usage: Usage) -> None:
+        """Called with each response's usage."""
+
+    def compaction_due(self, *, in_tool_loop: bool) -> bool:
+        return False
+
+    def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
+        return history
+
+    def reset_due(self) -> bool:
+        return False
+
+    def reset(self, recorder: Recorder) -> None:
+        """Write the context-reset manifest."""
+
+    def on_turn_end(self, *, made_progress: bool) -> None:
+        """Progress/stall accounting after each turn."""
+
+    def on_finish(self, outcome: Outcome, recorder: Recorder) -> None:
+        """Before the terminal turn event (blocked handoffs, stop hooks)."""
+
+    def follow_ups(self) -> list[Message]:
+        """Steering follow-ups to apply after a turn (each becomes a user message)."""
+        return []
+
+
+class Runner:
+    """Drives one run of the loop over a provider, tools and the dispatch gate."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        thread_id: str | None = None,
+        provider: Provider,
+        tools: ToolExecutor,
+        limits: Limits,
+        emit: Callable[[Any], None],
+        system_prompt: Callable[[str | None], str],
+        history: list[Message] | None = None,
+        prompt: str | None = None,
+        cancel: CancelToken | None = None,
+        hooks: LoopHooks | None = None,
+        first_item_index: int = 0,
+        reasoning_effort: str | None = None,
+        on_message: Callable[[Message], None] | None = None,
+        emit_thread_started: bool = True,
+        workspace: Path | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.thread_id = thread_id or session_id
+        self.provider = provider
+        self.tools = tools
+        self.limits = limits
+        self.recorder = Recorder(emit, first_item_index=first_item_index)
+        self._system_prompt = system_prompt
+        self.history: list[Message] = list(history or [])
+        self.prompt = prompt
+        self.cancel = cancel or CancelToken()
+        self.hooks = hooks or LoopHooks()
+        self.reasoning_effort = reasoning_effort
+        self._on_message = on_message
+        self._emit_thread_started = emit_thread_started
+        self.workspace = workspace
+        self.budget = Budget(provider.pricing, limits, provider.model)
+        self.machine = LoopMachine(on_enter=self._entered)
+        self.system: str = ""
+        self.turns_executed = 0
+        self.tool_loops = 0  # consecutive turns that asked for tools
+        self.turn_usage = Usage()
+        self.stop_reason: str | None = None
+        self.final_text: str | None = None
+        self.last_plan_text: str | None = None
+        self.pending_calls: list[tuple[StreamingToolCall, ToolCall]] = []
+        self.recovery_used = False
+        self.last_turn_had_tool_output = False
+        self._repeat_signature: str | None = None
+        self._repeat_count = 0
+        self.result: RunResult | None = None
+
+    # ------------------------------------------------------------------ public
+
+    def run(self) -> RunResult:
+        """Run to `complete`, whatever happens; the terminal event is always emitted."""
+        try:
+            if self._emit_thread_started:
+                self.recorder.emit(ThreadStartedEvent(thread_id=self.thread_id))
+            self._step_orient()
+            while not self.machine.is_terminal:
+                state = self.machine.state
+                if state == "turn":
+                    self._step_turn()
+                elif state == "tool":
+                    self._step_tools()
+                elif state == "compact":
+                    self._step_compact()
+                elif state == "reset":
+                    self._step_reset()
+                elif state == "orient":
+                    self._step_orient()
+        except Cancelled:
+            self._stop(Outcome(OutcomeKind.CANCELLED))
+        except ProviderError as e:  # pragma: no cover - handled in _step_turn
+            self._stop(Outcome(OutcomeKind.FAILED, detail=e.message))
+        except MachineError as e:
+            self._stop(Outcome(OutcomeKind.ERROR, detail=f"internal state machine error: {e}"))
+        except Exception as e:
+            from vtcode.errors import PersistenceError
+
+            if isinstance(e, PersistenceError):
+                raise
+            self._stop(Outcome(OutcomeKind.ERROR, detail=f"{type(e).__name__}: {e}"))
+        assert self.result is not None
+        return self.result
+
+    # ------------------------------------------------------------------ steps
+
+    def _facts(self, **kw: bool) -> Assessment:
+        return Assessment(cancelled=self.cancel.cancelled, **kw)
+
+    def _step_orient(self) -> None:
+        orientation = self.hooks.orientation()
+        self.system = self._system_prompt(orientation)
+        if self.prompt is not None and self.prompt.strip():
+            self._append(Message(role="user", content=self.prompt))
+            self.prompt = None
+        self.machine.oriented(
+            facts=self._facts(compaction_due=self.hooks.compaction_due(in_tool_loop=False)),
+            outcome=Outcome(OutcomeKind.CANCELLED),
+        )
+
+    def _append(self, message: Message) -> None:
+        self.history.append(message)
+        if self._on_message is not None:
+            self._on_message(message)
+
+    def _request(self) -> ModelRequest:
+        messages = (Message(role="system", content=self.system), *self.history)
+        return ModelRequest(
+            model=self.provider.model,
+            messages=messages,
+            tools=tuple(self.tools.catalog()),
+            reasoning_effort=self.reasoning_effort,
+        )
+
+    def _step_turn(self) -> None:
+        rec = self.recorder
+        if not rec.turn_open:
+            rec.turn_started()
+            self.turn_usage = Usage()
+        self.hooks.before_request(self.history)
+        text = rec.text()
+        reasoning = rec.reasoning()
+        calls: dict[int, StreamingToolCall] = {}
+        call_ids: dict[int, str] = {}
+        completed: ResponseCompleted | None = None
+        try:
+            with self.cancel.interruptible():
+                stream = self.provider.stream(self._request())
+                for ev in stream:
+                    if isinstance(ev, TextDelta):
+                        if reasoning.item_id is not None and text.item_id is None:
+                            reasoning.finish()
+                            reasoning = rec.reasoning()
+                        text.push(ev.text)
+                    elif isinstance(ev, ReasoningDelta):
+                        reasoning.push(ev.text)
+                    elif isinstance(ev, ToolCallDelta):
+                        sc = calls.get(ev.index)
+                        if sc is None:
+                            call_id = ev.id or f"call_{self.turns_executed}_{ev.index}"
+                            call_ids[ev.index] = call_id
+                            sc = calls[ev.index] = rec.tool_call(ev.name or "", call_id)
+                        if ev.arguments:
+                            sc.push(ev.arguments)
+                    elif isinstance(ev, ResponseCompleted):
+                        completed = ev
+        except ProviderError as e:
+            reasoning.finish()
+            text.finish()
+            self._provider_failed(e, calls)
+            return
+        except Cancelled:
+            reasoning.finish()
+            text.finish()
+            for sc in calls.values():
+                sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+                sc.output("cancelled before it ran", ToolCallStatus.FAILED)
+            raise
+        reasoning.finish()
+        text.finish()
+        if completed is None:
+            self._provider_failed(
+                ProviderError("the model stream ended without a final response event"), calls
+            )
+            return
+        self.turns_executed += 1
+        self.turn_usage = self.turn_usage.add(completed.usage)
+        self.budget.add(completed.usage)
+        self.hooks.after_response(completed.usage)
+        self.stop_reason = completed.stop_reason
+        for w in self.budget.warnings():
+            rec.warning(w)
+        tool_calls = [
+            ToolCall(id=call_ids[i], name=calls[i].name, arguments=calls[i].raw_args)
+            for i in sorted(calls)
+        ]
+        self._append(
+            Message(
+                role="assistant",
+                content=text.text,
+                tool_calls=tuple(tool_calls),
+                reasoning=reasoning.text or None,
+            )
+        )
+        if text.text.strip():
+            self.final_text = text.text
+        self.pending_calls = [
+            (calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)
+        ]
+        if tool_calls:
+            self.tool_loops += 1
+            self.machine.responded(
+                facts=self._facts(has_tool_calls=True), outcome=Outcome(OutcomeKind.CANCELLED)
+            )
+            return
+        self.tool_loops = 0
+        self.hooks.on_turn_end(made_progress=bool(text.text.strip()))
+        follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
+        if follow_ups:
+            rec.turn_completed(self.turn_usage)
+            for m in follow_ups:
+                self._append(m)
+            limit = self._limit_outcome()
+            self.machine.followed_up(
+                facts=self._facts(
+                    limit_reached=limit is not None,
+                    compaction_due=self.hooks.compaction_due(in_tool_loop=False),
+                ),
+                outcome=limit or Outcome(OutcomeKind.CANCELLED),
+            )
+            return
+        kind = OutcomeKind.SUCCESS if text.text.strip() else OutcomeKind.STOPPED_NO_ACTION
+        self.machine.responded(facts=self._facts(), outcome=Outcome(kind))
+
+    def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
+        for sc in calls.values():
+            sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+            sc.output(f"not run: {e.message}", ToolCallStatus.FAILED)
+        recoverable = (
+            e.kind in (FailureKind.TRANSIENT, FailureKind.CONTEXT_LENGTH)
+            and self.last_turn_had_tool_output
+            and not self.recovery_used
+        )
+        if recoverable:
+            self.recovery_used = True
+            self.recorder.harness(
+                HarnessEventKind.ERROR_RECOVERED,
+                message=f"provider failure after tool output; recovering once: {e.message}",
+                error_category=e.kind.value,
+            )
+        detail = f"provider error: {e.message}"
+        if self.recovery_used and not recoverable:
+            detail = f"provider failed again after recovery compaction: {e.message}"
+            kind = OutcomeKind.BLOCKED
+        else:
+            kind = OutcomeKind.FAILED
+        self.stop_reason = e.message
+        self.machine.provider_failed(
+            facts=self._facts(recovery_allowed=recoverable),
+            outcome=Outcome(kind, detail=detail),
+        )
+
+    def _step_tools(self) -> None:
+        rec = self.recorder
+        turn_started = time.monotonic()
+        waited = 0.0
+        signature_parts: list[str] = []
+        had_output = False
+        cap = self.limits.max_tool_calls_per_turn
+        for index, (sc, call) in enumerate(self.pending_calls):
+            if self.cancel.cancelled:
+                sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+                sc.output("cancelled before it ran", ToolCallStatus.FAILED)
+                self._append(
+                    Message(role="tool", content="cancelled", tool_call_id=call.id, name=call.name)
+                )
+                continue
+            spent = time.monotonic() - turn_started - waited
+            arguments: Any = None
+            try:
+                arguments = call.parsed_arguments()
+                parse_error = None
+            except ValueError as e:
+                parse_error = f"invalid JSON arguments for {call.name}: {e}"
+            if cap and index >= cap:
+                result = ToolRunOutcome(
+                    output=f"tool call limit per turn reached ({cap}); call not run",
+                    status=ToolCallStatus.FAILED,
+                    outcome=ToolOutcome.ERROR,
+                    rejected=True,
+                )
+            elif spent >= self.limits.max_tool_wall_clock_secs:
+                result = ToolRunOutcome(
+                    output=(
+                        "per-turn tool wall-clock budget exhausted "
+                        f"({self.limits.max_tool_wall_clock_secs:g}s); call not run"
+                    ),
+                    status=ToolCallStatus.FAILED,
+                    outcome=ToolOutcome.ERROR,
+                    rejected=True,
+                )
+            elif parse_error is not None:
+                result = ToolRunOutcome(
+                    output=parse_error,
+                    status=ToolCallStatus.FAILED,
+                    outcome=ToolOutcome.ERROR,
+                    rejected=True,
+                )
+            else:
+                try:
+                    result = self.tools.execute(call, arguments, self.cancel)
+                except Cancelled:
+                    sc.complete(arguments, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+                    sc.output("cancelled while running", ToolCallStatus.FAILED)
+                    raise
+            waited += result.wait_seconds
+            self._emit_tool_result(sc, arguments if parse_error is None else call.arguments, result)
+            self._append(
+                Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
+            )
+            had_output = had_output or result.outcome is ToolOutcome.SUCCESS
+            signature_parts.append(f"{call.name}\x00{call.arguments}\x00{result.output}")
+        self.pending_calls = []
+        self.last_turn_had_tool_output = had_output
+        if rec.turn_open:
+            rec.turn_completed(self.turn_usage)
+        self.hooks.on_turn_end(made_progress=had_output)
+        for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
+            self._append(m)
+        self._check_repetition("\x01".join(signature_parts))
+        limit = self._limit_outcome()
+        in_tool_loop = True
+        self.machine.tools_done(
+            facts=self._facts(
+                limit_reached=limit is not None,
+                reset_due=self.hooks.reset_due(),
+                compaction_due=self.hooks.compaction_due(in_tool_loop=in_tool_loop),
+            ),
+            outcome=limit or Outcome(OutcomeKind.CANCELLED),
+        )
+
+    def _emit_tool_result(self, sc: StreamingToolCall, arguments: Any, r: ToolRunOutcome) -> None:
+        rec = self.recorder
+        sc.complete(arguments, r.status, r.outcome)
+        sc.output(
+            r.output,
+            r.status,
+            exit_code=r.exit_code,
+            spool_path=r.spool_path,
+            started=r.rejected,
+        )
+        if r.rejected and r.outcome is not ToolOutcome.SUCCESS:
+            rec.warning(f"{sc.name}: {r.output}")
+        if r.file_changes:
+            rec.file_changes(r.file_changes)
+
+    def _check_repetition(self, signature: str) -> None:
+        if signature and signature == self._repeat_signature:
+            self._repeat_count += 1
+        else:
+            self._repeat_signature = signature or None
+            self._repeat_count = 1 if signature else 0
+
+    def _limit_outcome(self) -> Outcome | None:
+        lim = self.limits
+        if self.turns_executed >= lim.max_turns:
+            return Outcome(
+                OutcomeKind.TURN_LIMIT_REACHED, limit=lim.max_turns, actual=self.turns_executed
+            )
+        budget = self.budget.exceeded()
+        if budget is not None:
+            return budget
+        if lim.max_tool_loops and self.tool_loops >= lim.max_tool_loops:
+            return Outcome(
+                OutcomeKind.TOOL_LOOP_LIMIT_REACHED,
+                limit=lim.max_tool_loops,
+                actual=self.tool_loops,
+            )
+        if lim.loop_detection_repeats and self._repeat_count >= lim.loop_detection_repeats:
+            return Outcome(
+                OutcomeKind.LOOP_DETECTED,
+                detail=f"{self._repeat_count} identical tool rounds with identical results",
+            )
+        return None
+
+    def _step_compact(self) -> None:
+        trigger = "recovery" if self.recovery_used and self.last_turn_had_tool_output else "auto"
+        self.history = self.hooks.compact(self.history, trigger=trigger, recorder=self.recorder)
+        if trigger == "recovery":
+            # Exactly one tool-enabled retry: a second failure is final.
+            self.last_turn_had_tool_output = False
+        self.machine.compacted(
+            facts=self._facts(reset_due=self.hooks.reset_due()),
+            outcome=Outcome(OutcomeKind.CANCELLED),
+        )
+
+    def _step_reset(self) -> None:
+        self.hooks.reset(self.recorder)
+        # Only orientation survives: the conversation restarts from the original request.
+        first_user = next((m for m in self.history if m.role == "user"), None)
+        self.history = []
+        if first_user is not None:
+            self.prompt = first_user.content
+        self.machine.reset_done(facts=self._facts())
+
+    # ------------------------------------------------------------------ terminal
+
+    def _stop(self, outcome: Outcome) -> None:
+        if self.machine.is_terminal:
+            return
+        self.machine.stop(facts=self._facts(), outcome=outcome)
+
+    def _entered(self, state: str, event: EventData) -> None:
+        if state != "complete" or self.result is not None:
+            return
+        outcome = event.kwargs.get("outcome")
+        if not isinstance(outcome, Outcome):
+            outcome = Outcome(OutcomeKind.ERROR, detail="run ended without an outcome")
+        if self.cancel.cancelled and outcome.kind not in (OutcomeKind.SUCCESS,):
+            outcome = Outcome(OutcomeKind.CANCELLED)
+        self._finish(outcome)
+
+    def _finish(self, outcome: Outcome) -> None:
+        rec = self.recorder
+        success = outcome.kind.is_success
+        try:
+            if not success:
+                if not rec.turn_open:
+                    rec.turn_started()
+                    self.turn_usage = Usage()
+                rec.message(outcome.description())
+            self.hooks.on_finish(outcome, rec)
+            if rec.turn_open:
+                if success:
+                    rec.turn_completed(self.turn_usage)
+                else:
+                    usage = None if self.turn_usage.is_zero else self.turn_usage
+                    rec.turn_failed(outcome.description(), usage)
+        finally:
+            cost = self.budget.cost
+            stop_reason = self.stop_reason
+            if outcome.kind in (OutcomeKind.ERROR, OutcomeKind.FAILED, OutcomeKind.BLOCKED):
+                stop_reason = outcome.detail or stop_reason
+            self.result = RunResult(
+                outcome=outcome,
+                usage=self.budget.usage,
+                total_cost_usd=cost,
+                num_turns=self.turns_executed,
+                final_text=self.final_text if success else outcome.description(),
+                last_plan_text=self.last_plan_text,
+            )
+            rec.emit(
+                ThreadCompletedEvent(
+                    thread_id=self.thread_id,
+                    session_id=self.session_id,
+                    subtype=outcome.kind.subtype,
+                    outcome_code=outcome.kind.code,
+                    result=(self.final_text or "") if success else None,
+                    stop_reason=stop_reason,
+                    usage=self.budget.usage,
+                    total_cost_usd=None if cost is None else round(cost, 10),
+                    num_turns=self.turns_executed,
+                )
+            )

@@ -1,0 +1,104 @@
+"""The model-visible conversation of a session, kept beside its event log for `exec resume`.
+
+ThreadEvents do not carry user prompts or the exact tool results the model saw, so the loop also
+appends each message to `<session>/transcript.jsonl` (one JSON object per line, one write each).
+Reading is tolerant: a torn or hand-edited line is skipped and reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from vtcode.fsutil import open_append, write_all
+from vtcode.providers.messages import Message, ToolCall
+
+TRANSCRIPT_NAME = "transcript.jsonl"
+
+
+def message_to_json(m: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
+        ]
+    for key in ("tool_call_id", "name", "intent_id", "reasoning"):
+        value = getattr(m, key)
+        if value is not None:
+            out[key] = value
+    if m.images:
+        out["images"] = m.images
+    return out
+
+
+def message_from_json(d: Any) -> Message:
+    if not isinstance(d, dict) or d.get("role") not in ("system", "user", "assistant", "tool"):
+        raise ValueError("not a message object with a known role")
+    calls = tuple(
+        ToolCall(id=str(c["id"]), name=str(c["name"]), arguments=str(c.get("arguments", "")))
+        for c in d.get("tool_calls") or ()
+    )
+    return Message(
+        role=d["role"],
+        content=str(d.get("content", "")),
+        tool_calls=calls,
+        tool_call_id=d.get("tool_call_id"),
+        name=d.get("name"),
+        intent_id=d.get("intent_id"),
+        reasoning=d.get("reasoning"),
+        images=int(d.get("images", 0) or 0),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedTranscript:
+    messages: list[Message]
+    skipped_lines: list[int]
+
+
+def load_transcript(path: Path) -> LoadedTranscript:
+    """Every readable message of the transcript (missing file: empty)."""
+    messages: list[Message] = []
+    skipped: list[int] = []
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return LoadedTranscript([], [])
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            messages.append(message_from_json(orjson.loads(line)))
+        except (ValueError, KeyError, TypeError):
+            skipped.append(n)
+    return LoadedTranscript(messages, skipped)
+
+
+class TranscriptWriter:
+    """Appends messages; the caller holds the session lock (one writer per session)."""
+
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
+        self.path = path
+        self.durable = durable
+        self._fd = open_append(path)
+        # A torn last line (killed mid-write) would glue onto the next append: end it first.
+        size = os.fstat(self._fd).st_size
+        if size and os.pread(self._fd, 1, size - 1) != b"\n":
+            write_all(self._fd, b"\n")
+
+    def append(self, message: Message) -> None:
+        write_all(self._fd, orjson.dumps(message_to_json(message)) + b"\n")
+
+    def sync(self) -> None:
+        if self.durable:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self.sync()
+            os.close(self._fd)
+            self._fd = -1
