@@ -1,0 +1,97 @@
+"""Workspace confinement for every path a tool touches.
+
+A path from the model is resolved against the workspace (symlinks followed, `..` collapsed) and
+must land inside it; writes additionally may not touch `.vtcode/` (vtcode's own state) or any
+`.git/` folder. The check is by `realpath`, so a symlink inside the workspace that points outside
+is refused like an absolute path outside. Callers then open files with `O_NOFOLLOW` where they can,
+which narrows (but, without dir-fd walking, does not close) the window between check and use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vtcode.tools.base import ToolError
+
+PROTECTED_TOP = frozenset({".vtcode"})  # only at the workspace root
+PROTECTED_ANY = frozenset({".git"})  # at any depth (nested repos and submodules too)
+
+
+def workspace_root(workspace: Path) -> Path:
+    """The canonical workspace folder (resolved once per call; cheap)."""
+    return workspace.resolve()
+
+
+def resolve_path(
+    workspace: Path,
+    raw: str,
+    *,
+    write: bool = False,
+    must_exist: bool = False,
+    what: str = "path",
+) -> Path:
+    """Resolve `raw` inside `workspace`, or raise `ToolError` saying why it is refused.
+
+    `write=True` also refuses `.vtcode/` at the top and `.git/` anywhere. `must_exist` turns a
+    missing target into a clear "no such file" error instead of a later OSError.
+    """
+    if not isinstance(raw, str) or raw == "":
+        raise ToolError(f"{what} must be a non-empty string")
+    if "\x00" in raw:
+        raise ToolError(f"{what} {raw!r} contains a NUL byte")
+    root = workspace_root(workspace)
+    given = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
+    candidate = given if given.is_absolute() else root / given
+    lexical = Path(os.path.normpath(candidate))
+    if not _inside(lexical, root):
+        raise ToolError(
+            f"{what} {raw!r} is outside the workspace ({root})",
+            # `..` escapes and absolute paths elsewhere end up here
+        )
+    try:
+        resolved = candidate.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loops
+        raise ToolError(f"{what} {raw!r} cannot be resolved: {exc}") from exc
+    if not _inside(resolved, root):
+        raise ToolError(
+            f"{what} {raw!r} resolves through a symlink to {resolved}, outside the workspace"
+        )
+    if write:
+        for parts in (_rel_parts(lexical, root), _rel_parts(resolved, root)):
+            _refuse_protected(parts, raw, what)
+    if must_exist and not resolved.exists():
+        raise ToolError(f"{what} {raw!r} does not exist")
+    return resolved
+
+
+def relative(workspace: Path, path: Path) -> str:
+    """`path` as a workspace-relative POSIX string (`.` for the root itself)."""
+    root = workspace_root(workspace)
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return str(path)
+    text = rel.as_posix()
+    return text or "."
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def _rel_parts(path: Path, root: Path) -> tuple[str, ...]:
+    try:
+        return path.relative_to(root).parts
+    except ValueError:
+        return ()
+
+
+def _refuse_protected(parts: tuple[str, ...], raw: str, what: str) -> None:
+    if parts and parts[0] in PROTECTED_TOP:
+        raise ToolError(f"{what} {raw!r} is inside {parts[0]}/, which tools may not modify")
+    for part in parts:
+        if part in PROTECTED_ANY:
+            raise ToolError(
+                f"{what} {raw!r} is inside a {part}/ folder, which tools may not modify"
+            )

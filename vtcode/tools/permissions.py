@@ -1,0 +1,347 @@
+"""Permission rules: `[permissions] allow / ask / deny` plus the full-auto allow-list.
+
+A rule is `tool` or `tool(pattern)`; `tool` may be a glob (`*`, `mcp__*`). The pattern is matched
+against the call's *primary argument*:
+
+- command tools (`exec_command.command`, `write_stdin.chars`): a glob where `*` matches anything
+  (spaces and `/` included), and `git *` also matches a bare `git`. A command is split at shell
+  control operators (`;`, `&&`, `||`, `|`, `&`, newlines): a deny/ask rule matches when *any*
+  part matches, an allow rule only when *every* part does, and never for a command that uses
+  `$(...)`, backticks or process substitution (it could run anything).
+- path tools (`read_file`, `write_file`, `list_files`, `grep`: `path`; `apply_patch`: every path
+  the patch names): a gitignore-style glob on the workspace-relative path: `*` stays within one
+  folder, `**` crosses folders, `src/**` matches `src` and everything below it, and a pattern
+  without `/` (like `*.lock`) matches the file name at any depth. deny/ask match when any path
+  matches, allow when all do.
+
+Evaluation (`PermissionPolicy.check`):
+1. full-auto gate: a tool not in `automation.full_auto.allowed_tools` is denied, always;
+2. `permissions.enabled = false`: everything the gate let through is allowed;
+3. deny > ask > allow: the first matching deny rule denies, else the first ask rule asks, else
+   an allow rule allows;
+4. no rule matched: if some allow rule *with a pattern* names the tool, the allow rules narrow
+   it and the call gets `ask`; otherwise it is allowed (the full-auto allow-list granted it).
+
+Headless exec has nobody to ask: `headless(verdict)` turns `ask` into `deny` with outcome
+`permission_rejected` unless the caller opts in to treating `ask` as allow.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from vtcode.errors import ConfigError
+
+if TYPE_CHECKING:
+    from vtcode.config.model import VtcodeConfig
+
+FULL_AUTO_RULE = "automation.full_auto.allowed_tools"
+PERMISSION_REJECTED = "permission_rejected"
+
+COMMAND_ARGS: dict[str, str] = {"exec_command": "command", "write_stdin": "chars"}
+PATH_ARGS: dict[str, str] = {
+    "read_file": "path",
+    "write_file": "path",
+    "list_files": "path",
+    "grep": "path",
+}
+_DEFAULT_PATH = {"list_files": ".", "grep": "."}
+_RULE_RE = re.compile(r"^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_SUBSTITUTION = ("$(", "`", "<(", ">(")
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "(", ")"})
+
+
+class Decision(StrEnum):
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionVerdict:
+    """The answer for one tool call; `rule` is the rule text (or config key) that decided."""
+
+    decision: Decision
+    rule: str | None
+    reason: str
+    outcome: str | None = None  # `permission_rejected` when headless() turned ask into deny
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision is Decision.ALLOW
+
+
+ArgKind = Literal["command", "path"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRule:
+    """One parsed rule; `pattern` None means every call of the tool."""
+
+    text: str
+    tool: str
+    pattern: str | None
+
+    @classmethod
+    def parse(cls, text: str, location: str = "permissions") -> PermissionRule:
+        if not isinstance(text, str):
+            raise ConfigError(
+                f"a permission rule must be a string, got {text!r}", location=location
+            )
+        m = _RULE_RE.match(text)
+        if not m or (m.group(2) is not None and not m.group(2).strip()):
+            raise ConfigError(
+                f"invalid permission rule {text!r}",
+                location=location,
+                hint="use `tool`, `tool(pattern)` or `*`, e.g. `exec_command(git *)`",
+            )
+        pattern = m.group(2).strip() if m.group(2) is not None else None
+        return cls(text=text.strip(), tool=m.group(1), pattern=pattern)
+
+    def names_tool(self, tool: str) -> bool:
+        return fnmatch.fnmatchcase(tool, self.tool)
+
+    def matches(self, tool: str, values: list[str], kind: ArgKind | None, *, every: bool) -> bool:
+        """Whether the rule covers the call; `every` (allow rules) needs all values to match."""
+        if not self.names_tool(tool):
+            return False
+        if self.pattern is None:
+            return True
+        if kind is None or not values:
+            return False
+        if kind == "command":
+            return (
+                all(_command_matches(self.pattern, v, every=every) for v in values)
+                if every
+                else any(_command_matches(self.pattern, v, every=False) for v in values)
+            )
+        test = functools.partial(path_glob_match, self.pattern)
+        return all(map(test, values)) if every else any(map(test, values))
+
+
+def parse_rules(texts: list[str], key: str) -> tuple[PermissionRule, ...]:
+    return tuple(PermissionRule.parse(t, f"{key}[{i}]") for i, t in enumerate(texts))
+
+
+def split_command(command: str) -> list[str] | None:
+    """The simple commands of a shell line (words joined by spaces); None if not analysable."""
+    if any(s in command for s in _SUBSTITUTION):
+        return None
+    parts: list[str] = []
+    for line in command.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words: list[str] = []
+        try:
+            for tok in lexer:
+                if tok in _SEPARATORS:
+                    if words:
+                        parts.append(" ".join(words))
+                    words = []
+                else:
+                    words.append(tok)
+        except ValueError:  # unbalanced quotes
+            return None
+        if words:
+            parts.append(" ".join(words))
+    return parts
+
+
+def _command_glob(pattern: str, command: str) -> bool:
+    if fnmatch.fnmatchcase(command, pattern):
+        return True
+    return pattern.endswith(" *") and command == pattern[:-2]
+
+
+def _command_matches(pattern: str, command: str, *, every: bool) -> bool:
+    parts = split_command(command)
+    if every:
+        return bool(parts) and all(_command_glob(pattern, p) for p in parts or [])
+    candidates = [command.strip(), *(parts or [])]
+    return any(_command_glob(pattern, c) for c in candidates)
+
+
+@functools.lru_cache(maxsize=512)
+def _path_regex(pattern: str) -> re.Pattern[str]:
+    pat = pattern.strip()
+    while pat.startswith("./"):
+        pat = pat[2:]
+    anchored = "/" in pat.rstrip("/")
+    pat = pat.lstrip("/")
+    if pat.endswith("/"):
+        pat += "**"
+    out = []
+    i = 0
+    while i < len(pat):
+        if pat.startswith("/**", i) and i + 3 == len(pat):
+            out.append("(?:/.*)?")  # `src/**` matches src itself and everything below
+            i += 3
+        elif pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pat[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pat[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pat[i]))
+            i += 1
+    body = "".join(out)
+    return re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.DOTALL)
+
+
+def path_glob_match(pattern: str, rel_path: str) -> bool:
+    """gitignore-style match of a workspace-relative POSIX path (see the module docstring)."""
+    rel = rel_path.strip()
+    while rel.startswith("./"):
+        rel = rel[2:]
+    if pattern.strip() in ("*", "**"):
+        return True
+    return _path_regex(pattern).match(rel.rstrip("/") or ".") is not None
+
+
+def _normalise_path(value: str, workspace: Path | None) -> str:
+    if workspace is not None:
+        root = Path(os.path.normpath(workspace.absolute()))
+        p = Path(value)
+        full = Path(os.path.normpath(p if p.is_absolute() else root / p))
+        if full == root:
+            return "."
+        if full.is_relative_to(root):
+            return full.relative_to(root).as_posix()
+        return full.as_posix()
+    return os.path.normpath(value).replace(os.sep, "/")
+
+
+def primary_values(
+    tool: str, arguments: dict[str, Any], workspace: Path | None = None
+) -> tuple[ArgKind | None, list[str]]:
+    """What a rule pattern is matched against for this call, and how."""
+    if tool in COMMAND_ARGS:
+        value = arguments.get(COMMAND_ARGS[tool])
+        if isinstance(value, list):
+            return "command", [shlex.join(str(v) for v in value)]
+        return "command", [value] if isinstance(value, str) else []
+    if tool == "apply_patch":
+        from vtcode.tools.patch import touched_paths
+
+        text = arguments.get("input")
+        paths = touched_paths(text) if isinstance(text, str) else []
+        return "path", [_normalise_path(p, workspace) for p in paths]
+    if tool in PATH_ARGS:
+        value = arguments.get(PATH_ARGS[tool], _DEFAULT_PATH.get(tool))
+        return "path", [_normalise_path(value, workspace)] if isinstance(value, str) else []
+    if isinstance(arguments.get("command"), str):
+        return "command", [arguments["command"]]
+    if isinstance(arguments.get("path"), str):
+        return "path", [_normalise_path(arguments["path"], workspace)]
+    return None, []
+
+
+class PermissionPolicy:
+    """Rules from `[permissions]` and (for exec) the full-auto allow-list, evaluated per call."""
+
+    def __init__(
+        self,
+        *,
+        allow: list[str] | tuple[str, ...] = (),
+        ask: list[str] | tuple[str, ...] = (),
+        deny: list[str] | tuple[str, ...] = (),
+        enabled: bool = True,
+        allowed_tools: list[str] | None = None,
+        workspace: Path | None = None,
+    ) -> None:
+        self.allow = parse_rules(list(allow), "permissions.allow")
+        self.ask = parse_rules(list(ask), "permissions.ask")
+        self.deny = parse_rules(list(deny), "permissions.deny")
+        self.enabled = enabled
+        self.allowed_tools = None if allowed_tools is None else tuple(allowed_tools)
+        self.workspace = workspace
+
+    @classmethod
+    def from_config(
+        cls, config: VtcodeConfig, *, full_auto: bool = True, workspace: Path | None = None
+    ) -> PermissionPolicy:
+        """`full_auto=True` (exec) applies `automation.full_auto.allowed_tools` as a hard gate."""
+        perms = config.permissions
+        return cls(
+            allow=perms.allow,
+            ask=perms.ask,
+            deny=perms.deny,
+            enabled=perms.enabled,
+            allowed_tools=list(config.automation.full_auto.allowed_tools) if full_auto else None,
+            workspace=workspace,
+        )
+
+    def in_allow_list(self, tool: str) -> bool:
+        if self.allowed_tools is None:
+            return True
+        return any(fnmatch.fnmatchcase(tool, name) for name in self.allowed_tools)
+
+    def check(self, tool: str, arguments: dict[str, Any] | None = None) -> PermissionVerdict:
+        args = arguments or {}
+        if not self.in_allow_list(tool):
+            return PermissionVerdict(
+                Decision.DENY,
+                FULL_AUTO_RULE,
+                f"{tool} is not in {FULL_AUTO_RULE}",
+            )
+        if not self.enabled:
+            return PermissionVerdict(
+                Decision.ALLOW, None, "permissions.enabled = false: allowed by the allow-list"
+            )
+        kind, values = primary_values(tool, args, self.workspace)
+        for rule in self.deny:
+            if rule.matches(tool, values, kind, every=False):
+                return PermissionVerdict(Decision.DENY, rule.text, f"denied by rule {rule.text!r}")
+        for rule in self.ask:
+            if rule.matches(tool, values, kind, every=False):
+                return PermissionVerdict(
+                    Decision.ASK, rule.text, f"rule {rule.text!r} requires approval"
+                )
+        for rule in self.allow:
+            if rule.matches(tool, values, kind, every=True):
+                return PermissionVerdict(
+                    Decision.ALLOW, rule.text, f"allowed by rule {rule.text!r}"
+                )
+        narrowing = [r for r in self.allow if r.pattern is not None and r.names_tool(tool)]
+        if narrowing:
+            listed = ", ".join(repr(r.text) for r in narrowing)
+            return PermissionVerdict(
+                Decision.ASK, None, f"{tool} call is not covered by the allow rules {listed}"
+            )
+        reason = (
+            "no rule matched; allowed by the full-auto allow-list"
+            if self.allowed_tools is not None
+            else "no rule matched"
+        )
+        return PermissionVerdict(Decision.ALLOW, None, reason)
+
+
+def headless(verdict: PermissionVerdict, *, allow_ask: bool = False) -> PermissionVerdict:
+    """Resolve `ask` with nobody to ask: deny (`permission_rejected`) unless `allow_ask`."""
+    if verdict.decision is not Decision.ASK:
+        return verdict
+    if allow_ask:
+        return PermissionVerdict(
+            Decision.ALLOW, verdict.rule, f"{verdict.reason}; approved by flag"
+        )
+    return PermissionVerdict(
+        Decision.DENY,
+        verdict.rule,
+        f"{verdict.reason}; nobody can approve in headless mode",
+        outcome=PERMISSION_REJECTED,
+    )
