@@ -20,6 +20,7 @@ from vtcode.events.types import THREAD_EVENT
 from vtcode.hooks.models import HOOK_PAYLOAD, HookOutput
 from vtcode.jsontypes import SchemaMode, schema_for
 from vtcode.orient.models import HandoffRequest, LoopRunState, ProgressLedger
+from vtcode.providers.script import REPLAY_SCRIPT_SCHEMA_VERSION, ReplayScript
 from vtcode.store.models import SESSION_STORE_SCHEMA_VERSION, SessionManifest, TurnIndex
 
 BASE = "https://vtcode.dev/schemas"
@@ -115,6 +116,13 @@ CATALOG: dict[str, Callable[[], dict[str, Any]]] = {
     "hook-payload": _simple(HOOK_PAYLOAD, "hook-payload", 1, "Lifecycle hook payload (stdin)"),
     "hook-output": _simple(HookOutput, "hook-output", 1, "Lifecycle hook answer (stdout)"),
     "vtcode-toml": _simple(VtcodeConfig, "vtcode-toml", 1, "vtcode.toml", defaults_optional=True),
+    "replay-script": _simple(
+        ReplayScript,
+        "replay-script",
+        REPLAY_SCRIPT_SCHEMA_VERSION,
+        "Replay provider script",
+        defaults_optional=True,
+    ),
 }
 
 

@@ -29,16 +29,27 @@ class ProviderError(Exception):
         kind: FailureKind = FailureKind.TRANSIENT,
         status: int | None = None,
         provider: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.status = status
         self.provider = provider
+        self.retry_after = retry_after  # seconds the server asked us to wait (Retry-After)
 
     @property
     def retryable(self) -> bool:
         return self.kind is FailureKind.TRANSIENT
+
+
+class ProviderInterrupted(ProviderError):
+    """The stream was aborted by `interrupt()` (cancellation); callers should not retry it."""
+
+    def __init__(
+        self, message: str = "model request interrupted", *, provider: str | None = None
+    ) -> None:
+        super().__init__(message, kind=FailureKind.FATAL, provider=provider)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,552 @@
+"""The replay script format: TOML model turns that drive the real loop deterministically.
+
+One set of dataclasses is the format: `parse_script` reads a file with `tomllib` and validates it
+into them (every error located as file:line:col plus the key path), `dump_script` writes them back
+(recording uses it), and `vtcode.schemagen` publishes them as the `replay-script` schema. Unknown
+keys are errors (with a did-you-mean) so a typo never silently turns into a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import math
+import re
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from vtcode.errors import UsageError
+from vtcode.fsutil import atomic_write_bytes
+from vtcode.jsontypes import U64, DecodeError, Doc, IntRange, decode, encode
+
+__all__ = [
+    "MAX_SCRIPT_BYTES",
+    "REPLAY_SCRIPT_SCHEMA_VERSION",
+    "ReplayScript",
+    "ReplayScriptError",
+    "ScriptPricing",
+    "ScriptProviderInfo",
+    "ScriptSummary",
+    "ScriptToolCall",
+    "ScriptTurn",
+    "ScriptUsage",
+    "dump_script",
+    "load_script",
+    "parse_script",
+    "resolve_script",
+    "scripts_dir",
+    "shipped_scripts",
+    "write_script",
+]
+
+REPLAY_SCRIPT_SCHEMA_VERSION = 1
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024  # a script is test data; anything larger is a mistake
+DEFAULT_SCRIPT = "default"
+
+FailMode = Literal["transient", "fatal", "context_length"]
+
+
+class ReplayScriptError(UsageError):
+    """A replay script cannot be found, read or validated (exit 2, located message)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptPricing:
+    """USD per million tokens; cached input and cache writes fall back to the input price."""
+
+    input_per_mtok: Annotated[float, Doc("USD per million uncached input tokens")]
+    output_per_mtok: Annotated[float, Doc("USD per million output tokens")]
+    cached_input_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptProviderInfo:
+    """`[provider]`: what the replay provider reports about itself (all optional)."""
+
+    model: str | None = None
+    context_window: Annotated[
+        int | None, IntRange(1, 2**63 - 1), Doc("provider capacity in tokens")
+    ] = None
+    pricing: Annotated[ScriptPricing | None, Doc("absent: pricing unknown")] = None
+    enforce_context_window: Annotated[
+        bool,
+        Doc("fail with context_length when a request's estimated size exceeds context_window"),
+    ] = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptUsage:
+    """Reported token usage; an absent input/output count is estimated (ceil(bytes / 4))."""
+
+    input_tokens: Annotated[U64 | None, Doc("TOTAL prompt tokens incl. cached")] = None
+    output_tokens: U64 | None = None
+    cached_input_tokens: U64 | None = None
+    cache_creation_tokens: U64 | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptToolCall:
+    """`[[turn.tool_calls]]`: one tool call; `arguments_json` scripts raw (even invalid) JSON."""
+
+    name: str
+    arguments: Annotated[dict[str, Any] | None, Doc("a table, sent as compact JSON")] = None
+    arguments_json: Annotated[str | None, Doc("raw argument text, sent verbatim")] = None
+    id: Annotated[str | None, Doc("default: call_<n>, n counting every call of the script")] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptTurn:
+    """`[[turn]]`: one model response (or one injected failure), consumed in order."""
+
+    reasoning: str | None = None
+    text: str | None = None
+    tool_calls: list[ScriptToolCall] = field(default_factory=list)
+    stop_reason: Annotated[
+        str | None, Doc("default: tool_calls when tool_calls are present, else end_turn")
+    ] = None
+    usage: ScriptUsage | None = None
+    fail: Annotated[FailMode | None, Doc("an injected provider failure")] = None
+    message: Annotated[str | None, Doc("the failure's message")] = None
+    fail_mid_stream: Annotated[
+        bool, Doc("stream this turn's deltas, then fail instead of completing")
+    ] = False
+    delay_ms: Annotated[int | None, IntRange(0, 3_600_000), Doc("wait before the first delta")] = (
+        None
+    )
+    chunk_size: Annotated[int | None, IntRange(1, 2**31), Doc("chars per delta (default 24)")] = (
+        None
+    )
+    expect_last_tool_output_contains: Annotated[
+        str | None, Doc("fatal error unless the newest tool message contains this")
+    ] = None
+    expect_user_contains: Annotated[
+        str | None, Doc("fatal error unless the newest user message contains this")
+    ] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptSummary:
+    """`[[summary]]`: one answer to a compaction summary request (`purpose == "summary"`)."""
+
+    text: str | None = None
+    reasoning: str | None = None
+    usage: ScriptUsage | None = None
+    fail: FailMode | None = None
+    message: str | None = None
+    fail_mid_stream: bool = False
+    delay_ms: Annotated[int | None, IntRange(0, 3_600_000)] = None
+    chunk_size: Annotated[int | None, IntRange(1, 2**31)] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayScript:
+    """A replay script: provider facts, model turns, compaction summaries."""
+
+    provider: ScriptProviderInfo = field(default_factory=ScriptProviderInfo)
+    turn: list[ScriptTurn] = field(default_factory=list)
+    summary: list[ScriptSummary] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Locating keys in the TOML text (tomllib reports no positions for values)
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*(\]\]?)\s*(?:#.*)?$")
+_KEY = re.compile(
+    r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
+)
+_INLINE_KEY = re.compile(r"""[{,]\s*([A-Za-z0-9_-]+|"[^"]*")\s*=""")
+
+PathKey = tuple[str | int, ...]
+
+
+def _split_dotted(text: str) -> list[str]:
+    parts = re.findall(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""", text)
+    return [p[1:-1] if p[:1] in "\"'" else p for p in parts]
+
+
+def _locate_keys(text: str) -> dict[PathKey, tuple[int, int]]:
+    """Map key paths (array-of-table entries as indices) to 1-based (line, column)."""
+    where: dict[PathKey, tuple[int, int]] = {}
+    aot_counts: dict[PathKey, int] = {}
+    table: PathKey = ()
+    in_multiline: str | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if in_multiline is not None:
+            if line.count(in_multiline) % 2 == 1:
+                in_multiline = None
+            continue
+        header = _HEADER.match(line)
+        if header and not _KEY.match(line):
+            resolved: list[str | int] = []
+            names = _split_dotted(header.group(2))
+            for i, name in enumerate(names):
+                resolved.append(name)
+                last = i == len(names) - 1
+                if last and header.group(1) == "[[":
+                    key = tuple(resolved)
+                    aot_counts[key] = aot_counts.get(key, -1) + 1
+                    resolved.append(aot_counts[key])
+                elif tuple(resolved) in aot_counts:
+                    resolved.append(aot_counts[tuple(resolved)])
+            table = tuple(resolved)
+            where.setdefault(table, (lineno, line.index("[") + 1))
+            continue
+        m = _KEY.match(line)
+        if not m:
+            continue
+        path = table + tuple(_split_dotted(m.group(1)))
+        where.setdefault(path, (lineno, m.start(1) + 1))
+        rest = line[m.end() :]
+        for im in _INLINE_KEY.finditer(rest):
+            name = im.group(1).strip("\"'")
+            where.setdefault((*path, name), (lineno, m.end() + im.start(1) + 1))
+        for quote in ('"""', "'''"):
+            if rest.count(quote) % 2 == 1:
+                in_multiline = quote
+                break
+    return where
+
+
+def _pointer_to_path(pointer: str) -> PathKey:
+    out: list[str | int] = []
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        out.append(int(token) if token.isdigit() else token)
+    return tuple(out)
+
+
+def _path_text(path: PathKey) -> str:
+    text = ""
+    for p in path:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else p)
+    return text or "(document)"
+
+
+class _Locator:
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self._where = _locate_keys(text)
+
+    def location(self, path: PathKey) -> str:
+        for n in range(len(path), -1, -1):
+            pos = self._where.get(path[:n])
+            if pos is not None:
+                return f"{self.source}:{pos[0]}:{pos[1]}"
+        return f"{self.source}:1:1"
+
+    def error(self, path: PathKey, message: str, hint: str | None = None) -> ReplayScriptError:
+        where = self.location(path)
+        return ReplayScriptError(f"{_path_text(path)}: {message}", location=where, hint=hint)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+
+
+def _dataclass_of(tp: Any) -> type[Any] | None:
+    """The dataclass inside `X`, `X | None`, `Annotated[X, ...]` (None for other types)."""
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    args = [a for a in get_args(tp) if a is not type(None)] if get_origin(tp) else []
+    if len(args) == 1 and get_origin(tp) is not list:
+        return _dataclass_of(args[0])
+    return tp if isinstance(tp, type) and dataclasses.is_dataclass(tp) else None
+
+
+def _list_item_dataclass(tp: Any) -> type[Any] | None:
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) is list:
+        return _dataclass_of(get_args(tp)[0])
+    return None
+
+
+def _check_unknown_keys(cls: type[Any], data: Any, path: PathKey, loc: _Locator) -> None:
+    if not isinstance(data, dict):
+        return  # the decoder reports the wrong type
+    hints = typing.get_type_hints(cls, include_extras=True)
+    known = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    for key, value in data.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
+            raise loc.error((*path, key), "unknown key", hint=hint)
+        tp = known[key]
+        sub = _dataclass_of(tp)
+        if sub is not None:
+            _check_unknown_keys(sub, value, (*path, key), loc)
+        item = _list_item_dataclass(tp)
+        if item is not None and isinstance(value, list):
+            for i, entry in enumerate(value):
+                _check_unknown_keys(item, entry, (*path, key, i), loc)
+
+
+def _check_json_value(value: Any, path: PathKey, loc: _Locator) -> None:
+    """Tool arguments become JSON: reject TOML dates/times and non-finite floats."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_json_value(v, (*path, k), loc)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_json_value(v, (*path, i), loc)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise loc.error(path, f"{value!r} is not representable in JSON")
+    elif not isinstance(value, str | int | float | bool):
+        raise loc.error(path, f"a TOML {type(value).__name__} is not a JSON value; use a string")
+
+
+def _check_semantics(script: ReplayScript, loc: _Locator) -> None:
+    for i, turn in enumerate(script.turn):
+        base: PathKey = ("turn", i)
+        has_content = bool(turn.text or turn.reasoning or turn.tool_calls)
+        if turn.fail is not None and has_content and not turn.fail_mid_stream:
+            raise loc.error(
+                (*base, "fail"),
+                "a failing turn with text, reasoning or tool calls never streams them",
+                hint="set fail_mid_stream = true to stream them first, or remove them",
+            )
+        if turn.fail is None and (turn.message is not None or turn.fail_mid_stream):
+            key = "message" if turn.message is not None else "fail_mid_stream"
+            raise loc.error((*base, key), "only meaningful together with `fail`")
+        seen: set[str] = set()
+        for j, call in enumerate(turn.tool_calls):
+            cpath: PathKey = (*base, "tool_calls", j)
+            if not call.name.strip():
+                raise loc.error((*cpath, "name"), "a tool call needs a non-empty name")
+            if call.arguments is not None and call.arguments_json is not None:
+                raise loc.error(
+                    (*cpath, "arguments_json"), "give either `arguments` or `arguments_json`"
+                )
+            if call.arguments is not None:
+                _check_json_value(call.arguments, (*cpath, "arguments"), loc)
+            if call.id is not None:
+                if call.id in seen:
+                    raise loc.error((*cpath, "id"), f"duplicate tool call id {call.id!r}")
+                seen.add(call.id)
+    for i, summary in enumerate(script.summary):
+        content = bool(summary.text or summary.reasoning)
+        if summary.fail is not None and content and not summary.fail_mid_stream:
+            raise loc.error(
+                ("summary", i, "fail"),
+                "a failing summary never streams its text",
+                hint="set fail_mid_stream = true, or remove the text",
+            )
+
+
+def parse_script(text: str, *, source: str = "<script>") -> ReplayScript:
+    """Validate TOML text into a `ReplayScript`; `ReplayScriptError` (exit 2) names the spot."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        where = f"{source}:{m.group(1)}:{m.group(2)}" if m else f"{source}:1:1"
+        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", msg)
+        raise ReplayScriptError(f"invalid TOML: {reason}", location=where) from None
+    loc = _Locator(source, text)
+    _check_unknown_keys(ReplayScript, data, (), loc)
+    try:
+        script = decode(ReplayScript, data)
+    except DecodeError as exc:
+        raise loc.error(_pointer_to_path(exc.pointer), exc.reason) from None
+    _check_semantics(script, loc)
+    return script
+
+
+def load_script(path: Path) -> ReplayScript:
+    """Read and validate a script file."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_SCRIPT_BYTES + 1)
+    except OSError as exc:
+        raise ReplayScriptError(
+            f"cannot read replay script: {exc.strerror}", location=str(path)
+        ) from None
+    if len(raw) > MAX_SCRIPT_BYTES:
+        raise ReplayScriptError(
+            f"replay script is larger than {MAX_SCRIPT_BYTES} bytes", location=str(path)
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReplayScriptError(
+            f"replay script is not UTF-8 (byte {exc.start})", location=f"{path}:1:1"
+        ) from None
+    return parse_script(text, source=str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# Finding scripts
+
+
+@functools.cache
+def scripts_dir() -> Path:
+    """Shipped scripts: `vtcode/_data/scripts/` in a wheel, `fixtures/scripts/` in a checkout."""
+    packaged = Path(str(resources.files("vtcode") / "_data" / "scripts"))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "fixtures" / "scripts"
+
+
+def shipped_scripts() -> list[str]:
+    """Names of the shipped scripts (file stems), sorted."""
+    d = scripts_dir()
+    return sorted(p.stem for p in d.glob("*.toml")) if d.is_dir() else []
+
+
+def resolve_script(ref: str | None, *, workspace: Path | None = None) -> Path:
+    """A path (absolute, or relative to cwd or the workspace) or a bare shipped-script name."""
+    if ref is None or not ref.strip():
+        ref = DEFAULT_SCRIPT
+    candidate = Path(ref).expanduser()
+    tried = [candidate]
+    if not candidate.is_absolute() and workspace is not None:
+        tried.append(workspace / candidate)
+    for p in tried:
+        if p.is_file():
+            return p
+    if "/" not in ref and "\\" not in ref:
+        stem = ref[:-5] if ref.endswith(".toml") else ref
+        shipped = scripts_dir() / f"{stem}.toml"
+        if shipped.is_file():
+            return shipped
+    known = ", ".join(shipped_scripts()) or "(none)"
+    raise ReplayScriptError(
+        f"replay script {ref!r} not found (not a file, not a shipped script)",
+        hint=f"shipped scripts: {known}",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Writing scripts (recording)
+
+
+def _toml_safe(value: Any) -> bool:
+    """Whether a JSON value survives TOML (no nulls; TOML has no null)."""
+    if value is None:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _toml_safe(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_toml_safe(v) for v in value)
+    return isinstance(value, str | int | float | bool)
+
+
+def compact_json(value: Any) -> str:
+    """The exact argument text the replay provider sends for an `arguments` table."""
+    import orjson
+
+    return orjson.dumps(value).decode("utf-8")
+
+
+def tool_call_for_arguments(name: str, raw: str, call_id: str | None) -> ScriptToolCall:
+    """A script tool call that replays `raw` byte for byte: a table when that is exact."""
+    import orjson
+
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        parsed = None
+    if isinstance(parsed, dict) and _toml_safe(parsed) and compact_json(parsed) == raw:
+        return ScriptToolCall(name=name, arguments=parsed, id=call_id)
+    return ScriptToolCall(name=name, arguments_json=raw, id=call_id)
+
+
+def _without_defaults(obj: Any) -> dict[str, Any]:
+    """`encode(obj)` minus fields equal to their defaults (recorded scripts stay short)."""
+    data: dict[str, Any] = encode(obj)
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            continue
+        if value == default:
+            data.pop(f.name, None)
+    return data
+
+
+def _inline(value: Any) -> Any:
+    """A TOML item that renders on one line (inline tables, arrays), recursively."""
+    import tomlkit
+
+    if isinstance(value, dict):
+        tbl = tomlkit.inline_table()
+        for k, v in value.items():
+            tbl.append(k, _inline(v))
+        return tbl
+    if isinstance(value, list):
+        arr = tomlkit.array()
+        for v in value:
+            arr.append(_inline(v))
+        return arr
+    return tomlkit.item(value)
+
+
+def _table(data: dict[str, Any]) -> Any:
+    import tomlkit
+
+    t = tomlkit.table()
+    for k, v in data.items():
+        t.add(k, _toml_string(v) if isinstance(v, str) else _inline(v))
+    return t
+
+
+def dump_script(script: ReplayScript, *, header: str | None = None) -> str:
+    """TOML text that `parse_script` reads back into an equal `ReplayScript`."""
+    import tomlkit
+
+    doc = tomlkit.document()
+    if header:
+        for line in header.splitlines():
+            doc.add(tomlkit.comment(line))
+    provider = _without_defaults(script.provider)
+    if provider:
+        doc.add("provider", _table(provider))
+    for key, entries in (("turn", script.turn), ("summary", script.summary)):
+        if not entries:
+            continue
+        aot = tomlkit.aot()
+        for entry in entries:
+            data = _without_defaults(entry)
+            calls = data.pop("tool_calls", [])
+            t = _table(data)
+            if calls:
+                calls_aot = tomlkit.aot()
+                for call in calls:
+                    calls_aot.append(_table(call))
+                t.add("tool_calls", calls_aot)
+            aot.append(t)
+        doc.add(key, aot)
+    return tomlkit.dumps(doc)
+
+
+def _toml_string(value: str) -> Any:
+    import tomlkit
+
+    if "\n" in value and "'''" not in value and _literal_ok(value):
+        return tomlkit.string(value, multiline=True, literal=True)
+    return tomlkit.string(value)
+
+
+def _literal_ok(value: str) -> bool:
+    # Multi-line literal strings cannot hold control characters other than tab and newlines,
+    # and tomllib drops a newline right after the opening quotes.
+    if value.startswith(("\n", "\r")) or value.endswith("'"):
+        return False
+    return all(c in "\t\n" or (ord(c) >= 0x20 and ord(c) != 0x7F) for c in value)
+
+
+def write_script(path: Path, script: ReplayScript, *, header: str | None = None) -> None:
+    """Write `script` atomically (temp file, fsync, rename)."""
+    text = dump_script(script, header=header)
+    parse_script(text, source=str(path))  # never write a script we could not read back
+    atomic_write_bytes(path, text.encode("utf-8"))
