@@ -33,6 +33,7 @@ import functools
 import os
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -77,6 +78,10 @@ class PermissionVerdict:
     @property
     def allowed(self) -> bool:
         return self.decision is Decision.ALLOW
+
+    def __iter__(self) -> Iterator[str]:
+        """Unpacks as `(decision, reason)` for callers that need only those two."""
+        return iter((self.decision.value, self.reason))
 
 
 ArgKind = Literal["command", "path"]
@@ -263,6 +268,8 @@ class PermissionPolicy:
         enabled: bool = True,
         allowed_tools: list[str] | None = None,
         workspace: Path | None = None,
+        headless: bool = False,
+        allow_ask: bool = False,
     ) -> None:
         self.allow = parse_rules(list(allow), "permissions.allow")
         self.ask = parse_rules(list(ask), "permissions.ask")
@@ -270,12 +277,22 @@ class PermissionPolicy:
         self.enabled = enabled
         self.allowed_tools = None if allowed_tools is None else tuple(allowed_tools)
         self.workspace = workspace
+        self.headless = headless
+        self.allow_ask = allow_ask
 
     @classmethod
     def from_config(
-        cls, config: VtcodeConfig, *, full_auto: bool = True, workspace: Path | None = None
+        cls,
+        config: VtcodeConfig,
+        *,
+        full_auto: bool = True,
+        headless: bool = False,
+        allow_ask: bool = False,
+        workspace: Path | None = None,
     ) -> PermissionPolicy:
-        """`full_auto=True` (exec) applies `automation.full_auto.allowed_tools` as a hard gate."""
+        """`full_auto=True` (exec) applies `automation.full_auto.allowed_tools` as a hard gate;
+        `headless=True` makes `check` resolve `ask` via `headless()` (deny unless `allow_ask`).
+        """
         perms = config.permissions
         return cls(
             allow=perms.allow,
@@ -284,6 +301,8 @@ class PermissionPolicy:
             enabled=perms.enabled,
             allowed_tools=list(config.automation.full_auto.allowed_tools) if full_auto else None,
             workspace=workspace,
+            headless=headless,
+            allow_ask=allow_ask,
         )
 
     def in_allow_list(self, tool: str) -> bool:
@@ -291,8 +310,12 @@ class PermissionPolicy:
             return True
         return any(fnmatch.fnmatchcase(tool, name) for name in self.allowed_tools)
 
-    def check(self, tool: str, arguments: dict[str, Any] | None = None) -> PermissionVerdict:
-        args = arguments or {}
+    def check(self, tool: str, arguments: Any = None) -> PermissionVerdict:
+        """The verdict for one call; `arguments` may be a dict or the model's raw JSON text."""
+        verdict = self._check(tool, _as_dict(arguments))
+        return headless(verdict, allow_ask=self.allow_ask) if self.headless else verdict
+
+    def _check(self, tool: str, args: dict[str, Any]) -> PermissionVerdict:
         if not self.in_allow_list(tool):
             return PermissionVerdict(
                 Decision.DENY,
@@ -329,6 +352,20 @@ class PermissionPolicy:
             else "no rule matched"
         )
         return PermissionVerdict(Decision.ALLOW, None, reason)
+
+
+def _as_dict(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, str | bytes) and arguments.strip():
+        import orjson
+
+        try:
+            parsed = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
 
 
 def headless(verdict: PermissionVerdict, *, allow_ask: bool = False) -> PermissionVerdict:
