@@ -60,3 +60,37 @@ def run_vtcode(tmp_path: Path) -> RunVtcode:
         )
 
     return run
+
+
+# Tool fixtures (appended by the tools work; their type-only imports live here).
+import typing as _typing  # noqa: E402
+
+if _typing.TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from vtcode.tools.base import ToolContext
+    from vtcode.tools.registry import ToolRegistry
+
+
+@pytest.fixture
+def tool_ctx(tmp_path: Path) -> ToolContext:
+    """A ToolContext on a fresh workspace folder (`tmp_path/ws`) with the standard spool dir."""
+    from vtcode.tools.base import ToolContext
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ToolContext(
+        workspace=ws, session_id="test-session", spool_dir=ws / ".vtcode/context/tool_outputs"
+    )
+
+
+@pytest.fixture
+def tool_registry() -> Iterator[ToolRegistry]:
+    """`default_registry()`; closed at teardown, which kills and reaps every exec session."""
+    from vtcode.tools.registry import default_registry
+
+    registry = default_registry()
+    try:
+        yield registry
+    finally:
+        registry.close()

@@ -236,7 +236,7 @@ class WriteStdinTool:
         deadline_s = max(0.0, min(requested_s, float(ctx.long_running_ceiling_secs)))
         # A wait blocks until exit *and* a drained pipe, up to the whole deadline.
         cancelled = session.block(started + deadline_s, ctx.cancel, drain_grace=deadline_s)
-        waited = time.monotonic() - started
+        waited = round(time.monotonic() - started, 6)
         deadline_out: float | int = int(deadline_s) if deadline_s.is_integer() else deadline_s
         resp = session.respond(
             max_output_tokens=max_tokens,
