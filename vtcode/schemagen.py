@@ -22,6 +22,7 @@ from vtcode.jsontypes import SchemaMode, schema_for
 from vtcode.orient.models import HandoffRequest, LoopRunState, ProgressLedger
 from vtcode.providers.script import REPLAY_SCRIPT_SCHEMA_VERSION, ReplayScript
 from vtcode.store.models import SESSION_STORE_SCHEMA_VERSION, SessionManifest, TurnIndex
+from vtcode.validate.report import REPORT_SCHEMA_VERSION, ValidateReport
 
 BASE = "https://vtcode.dev/schemas"
 SEMVER = r"^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
@@ -122,6 +123,9 @@ CATALOG: dict[str, Callable[[], dict[str, Any]]] = {
         REPLAY_SCRIPT_SCHEMA_VERSION,
         "Replay provider script",
         defaults_optional=True,
+    ),
+    "validate-report": _simple(
+        ValidateReport, "validate-report", REPORT_SCHEMA_VERSION, "vtcode validate --json report"
     ),
 }
 
