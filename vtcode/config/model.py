@@ -113,7 +113,10 @@ class AgentConfig:
     provider: Annotated[str, Doc("replay | openai | anthropic")] = "replay"
     model: str | None = None
     reasoning_effort: ReasoningEffort | None = None
-    max_task_retries: U32 = 2
+    max_task_retries: Annotated[U32, Doc("retries of a transient provider failure")] = 2
+    task_retry_backoff_secs: Annotated[
+        float, Doc("vtcode: first retry delay, doubled per attempt, capped at 30 s")
+    ] = 2.0
     max_conversation_turns: U32 = 150
     idle_turn_limit: U32 = 3
     harness: HarnessConfig = field(default_factory=HarnessConfig)

@@ -21,6 +21,8 @@ class Limits:
     max_budget_usd: float | None
     budget_warning_threshold: float
     loop_detection_repeats: int = 3
+    max_task_retries: int = 0
+    retry_backoff_secs: float = 2.0
 
     @classmethod
     def from_config(
@@ -40,6 +42,8 @@ class Limits:
             max_tool_wall_clock_secs=float(h.max_tool_wall_clock_secs),
             max_budget_usd=max_budget_usd if max_budget_usd is not None else h.max_budget_usd,
             budget_warning_threshold=h.budget_warning_threshold,
+            max_task_retries=config.agent.max_task_retries,
+            retry_backoff_secs=config.agent.task_retry_backoff_secs,
         )
 
 

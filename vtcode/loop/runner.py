@@ -82,13 +82,14 @@ class LoopHooks:
     def orientation(self) -> str | None:
         return None
 
-    def before_request(self, history: list[Message]) -> None:
-        """Called right before each model request (context estimation)."""
+    def before_request(self, request: ModelRequest) -> None:
+        """Called right before each model request (context estimation, segment tracking)."""
 
     def after_response(self, usage: Usage) -> None:
         """Called with each response's usage."""
 
     def compaction_due(self, *, in_tool_loop: bool) -> bool:
+        """Whether to compact before the next request (`in_tool_loop`: tool results pending)."""
         return False
 
     def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
@@ -160,6 +161,7 @@ class Runner:
         self.last_plan_text: str | None = None
         self.pending_calls: list[tuple[StreamingToolCall, ToolCall]] = []
         self.recovery_used = False
+        self.retries_used = 0
         self.last_turn_had_tool_output = False
         self._repeat_signature: str | None = None
         self._repeat_count = 0
@@ -235,7 +237,8 @@ class Runner:
         if not rec.turn_open:
             rec.turn_started()
             self.turn_usage = Usage()
-        self.hooks.before_request(self.history)
+        request = self._request()
+        self.hooks.before_request(request)
         text = rec.text()
         reasoning = rec.reasoning()
         calls: dict[int, StreamingToolCall] = {}
@@ -243,7 +246,7 @@ class Runner:
         completed: ResponseCompleted | None = None
         try:
             with self.cancel.interruptible():
-                stream = self.provider.stream(self._request())
+                stream = self.provider.stream(request)
                 for ev in stream:
                     if isinstance(ev, TextDelta):
                         if reasoning.item_id is not None and text.item_id is None:
@@ -282,6 +285,7 @@ class Runner:
             )
             return
         self.turns_executed += 1
+        self.retries_used = 0
         self.turn_usage = self.turn_usage.add(completed.usage)
         self.budget.add(completed.usage)
         self.hooks.after_response(completed.usage)
@@ -339,6 +343,21 @@ class Runner:
             and self.last_turn_had_tool_output
             and not self.recovery_used
         )
+        if (
+            not recoverable
+            and e.kind is FailureKind.TRANSIENT
+            and self.retries_used < self.limits.max_task_retries
+        ):
+            # Stay in `turn`: the same request is sent again after a backoff.
+            self.retries_used += 1
+            delay = min(30.0, self.limits.retry_backoff_secs * 2 ** (self.retries_used - 1))
+            self.recorder.warning(
+                f"provider error (transient): {e.message}; retry {self.retries_used} of "
+                f"{self.limits.max_task_retries} in {delay:g}s"
+            )
+            if self.cancel.event.wait(delay):
+                raise Cancelled(self.cancel.signum)
+            return
         if recoverable:
             self.recovery_used = True
             self.recorder.harness(
