@@ -76,7 +76,8 @@ def _open_regular(path: Path, raw: str) -> int:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise ToolError(f"{raw!r} is not a regular file")
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise ToolError(f"{raw!r} is {kind}")
     return fd
 
 
@@ -420,6 +421,7 @@ class ApplyPatchTool:
         if op.kind == "add":
             if path.exists():
                 raise ToolError(f"{where}: cannot add {op.path!r}: it already exists")
+            _check_parent(path, op.path, where)
             return [(path, op.content.encode("utf-8"), FileChangeKind.ADD)]
         if not path.is_file():
             raise ToolError(f"{where}: {op.path!r} does not exist (or is not a file)")
@@ -435,7 +437,17 @@ class ApplyPatchTool:
         dest = resolve_path(ctx.workspace, op.move_to, write=True)
         if dest.exists():
             raise ToolError(f"{where}: cannot move to {op.move_to!r}: it already exists")
+        _check_parent(dest, op.move_to, where)
         return [(dest, new, FileChangeKind.ADD), (path, None, FileChangeKind.DELETE)]
+
+
+def _check_parent(path: Path, raw: str, where: str) -> None:
+    """Refuse early when a would-be parent folder is a file (mkdir would fail mid-patch)."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ToolError(f"{where}: cannot create {raw!r}: {parent.name!r} is not a folder")
+            return
 
 
 def _rollback(done: list[tuple[Path, bytes | None]]) -> None:

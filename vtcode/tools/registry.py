@@ -126,7 +126,10 @@ class ToolRegistry:
         if errors:
             from jsonschema.exceptions import best_match
 
-            err = best_match(errors)
+            # Plain errors first; an anyOf/oneOf failure is described by all its alternatives
+            # (best_match would pick one branch and report, e.g., "'wait' was expected").
+            plain = [e for e in errors if e.validator not in ("anyOf", "oneOf")]
+            err = best_match(plain) if plain else errors[0]
             where = err.json_path if err.json_path != "$" else "arguments"
             raise InvalidToolArguments(f"invalid arguments for {name}: {where}: {_describe(err)}")
         return arguments
