@@ -69,3 +69,9 @@ class CorruptLogError(VtcodeError):
 
 class NotFoundError(UsageError):
     """A named session, loop or schema does not exist."""
+
+
+class ExportError(VtcodeError):
+    """An explicit export (`--events`, a derived view) failed; the canonical log is still whole."""
+
+    exit_code = ExitCode.FAILURE

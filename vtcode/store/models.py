@@ -33,6 +33,10 @@ class SessionManifest:
     log_bytes: U64 | None = field(
         default=None, metadata={"doc": "vtcode: size of events.jsonl this manifest describes"}
     )
+    first_seq: U64 | None = field(
+        default=None,
+        metadata={"doc": "vtcode: seq of the first retained event (above 1 after eviction)"},
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +48,9 @@ class TurnIndexEntry:
     end_offset: U64
     event_count: U64
     ts: str
+    start_seq: U64 | None = field(
+        default=None, metadata={"doc": "vtcode: seq of the turn's `turn.started` line"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

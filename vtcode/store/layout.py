@@ -1,0 +1,93 @@
+"""Where a session lives on disk, and the names the store knows (and so may delete).
+
+```
+<workspace>/.vtcode/sessions/
+  .locks/<id>.lock          one flock file per session id; never deleted (see locks.py)
+  <id>/events.jsonl         canonical envelope lines (the source of truth)
+  <id>/manifest.json        cache of the log (SessionManifest)
+  <id>/index/turns.json     byte offsets per turn (TurnIndex)
+  <id>/derived/             regenerable views (open-responses.jsonl, atif-trajectory.json)
+  .trash-<id>-<stamp>-<r>/  a session being deleted by retention (tombstone)
+```
+
+Lock files live outside the session folder so that retention can remove a whole session without
+ever deleting a lock file, and so that filelock (which creates a lock's parent folder) can never
+re-create a deleted session folder.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from pathlib import Path
+
+from vtcode.fsutil import ensure_private_dir
+from vtcode.ids import check_id
+
+EVENTS = "events.jsonl"
+MANIFEST = "manifest.json"
+INDEX_DIR = "index"
+TURNS = "turns.json"
+DERIVED_DIR = "derived"
+LOCKS_DIR = ".locks"
+TRASH_PREFIX = ".trash-"
+
+OPEN_RESPONSES = "open-responses.jsonl"
+ATIF = "atif-trajectory.json"
+
+# Names retention may delete inside a session folder (glob patterns). Anything else is "unknown"
+# and keeps the folder alive. Other engineers may extend these lists (additively).
+KNOWN_TOP: tuple[str, ...] = (
+    EVENTS,
+    MANIFEST,
+    f"{EVENTS}.torn-*",
+    f"{EVENTS}.bak-*",
+    f"{EVENTS}.quarantine-*",
+    f".{EVENTS}.*.tmp",
+    f".{MANIFEST}.*.tmp",
+)
+KNOWN_INDEX: tuple[str, ...] = (TURNS, f".{TURNS}.*.tmp")
+KNOWN_DERIVED: tuple[str, ...] = (
+    OPEN_RESPONSES,
+    ATIF,
+    "progress.json",
+    "trajectory.jsonl",
+    "memory.json",
+    f".{ATIF}.*.tmp",
+    ".*.tmp",
+)
+KNOWN_SUBDIRS: dict[str, tuple[str, ...]] = {INDEX_DIR: KNOWN_INDEX, DERIVED_DIR: KNOWN_DERIVED}
+
+
+def sessions_root(workspace: Path) -> Path:
+    """`<workspace>/.vtcode/sessions` (not created)."""
+    return Path(workspace) / ".vtcode" / "sessions"
+
+
+def session_dir(workspace: Path, session_id: str) -> Path:
+    """The folder of one session; the id is checked against the allow-list first."""
+    return sessions_root(workspace) / check_id(session_id)
+
+
+def lock_path(workspace: Path, session_id: str) -> Path:
+    return sessions_root(workspace) / LOCKS_DIR / f"{check_id(session_id)}.lock"
+
+
+def ensure_root(workspace: Path) -> Path:
+    """Create `sessions/` and `sessions/.locks/` (0700) and return the sessions root."""
+    root = sessions_root(workspace)
+    ensure_private_dir(root / LOCKS_DIR)
+    return root
+
+
+def is_known(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def is_real_dir(path: Path) -> bool:
+    """A directory that is not a symlink (lstat)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -1,0 +1,121 @@
+"""Session locks: one filelock `FileLock` per lock path per process, plus an in-process guard.
+
+Rules (reference/libraries.md §5, reliability.md §5): always an explicit timeout, mode 0600, lock
+files are never deleted, one FileLock object per path per process. The FileLock is created with
+`thread_local=False` so that the thread that closes a writer may release a lock another thread
+took; the price is that FileLock no longer excludes threads of this process from each other, so a
+`threading.Lock` per path does that job.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import threading
+import time
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from vtcode.errors import LockBusyError
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class SessionLock:
+    """The lock of one session id in this process (get it from `session_lock`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._guard = threading.Lock()
+        self._file = FileLock(str(path), mode=0o600, thread_local=False, timeout=0)
+
+    @property
+    def held_here(self) -> bool:
+        """True while some thread of this process holds the lock."""
+        return self._guard.locked()
+
+    def acquire(self, timeout: float, *, what: str = "session") -> None:
+        """Take the lock within `timeout` seconds (0 = try once) or raise `LockBusyError`."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        got = (
+            self._guard.acquire(timeout=timeout)
+            if timeout > 0
+            else self._guard.acquire(blocking=False)
+        )
+        if not got:
+            raise self._busy(what, "this process")
+        try:
+            remaining = max(0.0, deadline - time.monotonic())
+            if remaining > 0:
+                self._file.acquire(timeout=remaining)
+            else:
+                self._file.acquire(blocking=False)
+        except Timeout:
+            self._guard.release()
+            raise self._busy(what, "another process") from None
+        except BaseException:
+            self._guard.release()
+            raise
+
+    def try_acquire(self) -> bool:
+        """Non-blocking acquire: False when anyone (this process included) holds it."""
+        try:
+            self.acquire(0)
+        except LockBusyError:
+            return False
+        return True
+
+    def release(self) -> None:
+        try:
+            self._file.release()
+        finally:
+            self._guard.release()
+
+    def _busy(self, what: str, who: str) -> LockBusyError:
+        return LockBusyError(
+            f"{what} is in use by {who} (lock {self.path})",
+            hint="another vtcode run is writing it; try again later",
+        )
+
+
+_REGISTRY: dict[str, SessionLock] = {}
+_REGISTRY_GUARD = threading.Lock()
+
+
+def session_lock(path: Path) -> SessionLock:
+    """The one `SessionLock` of `path` in this process."""
+    key = str(Path(path).absolute())
+    with _REGISTRY_GUARD:
+        lock = _REGISTRY.get(key)
+        if lock is None:
+            lock = _REGISTRY[key] = SessionLock(Path(key))
+        return lock
+
+
+def lock_is_held(path: Path) -> bool:
+    """Whether any process (this one included) holds the lock at `path`; never creates files.
+
+    Probes with a shared non-blocking flock on a read-only descriptor, the same lock kind
+    filelock uses on Linux, so it works on read-only mounts and two probes never collide.
+    """
+    key = str(Path(path).absolute())
+    with _REGISTRY_GUARD:
+        mine = _REGISTRY.get(key)
+    if mine is not None and mine.held_here:
+        return True
+    try:
+        fd = os.open(key, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+    except OSError:
+        return False  # no lock file (or unreadable): nobody can hold it through filelock
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return True
+        raise
+    finally:
+        os.close(fd)  # closing drops the probe's shared lock
+    return False

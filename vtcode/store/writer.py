@@ -1,0 +1,566 @@
+"""The canonical sink: a bounded, non-blocking handoff to one blocking I/O drain thread.
+
+`submit` encodes the event (assigning the next gapless `seq` and a `ts`), checks its size and the
+queue budget (`store.queue_max_events` / `store.queue_max_bytes`) and hands it over; it never
+blocks on I/O. The drain writes each event with one `write` as it arrives (so a killed process
+loses nothing the drain wrote) and makes it durable per `store.durability`:
+
+- `event`: every write is fsynced before the drain takes more work. Events that queued up while an
+  fsync ran share the next fsync (group commit), so a burst cannot saturate the queue.
+- `turn` (default): fsync at each turn boundary (`turn.completed`/`turn.failed`), at
+  `thread.completed` and on close.
+- `os`: never fsync (survives a killed process, not a power loss).
+
+At each boundary the manifest and turn index are replaced atomically, after the fsync, so a
+manifest never vouches for bytes that are not durable. Saturation, an oversized event, an
+encoding error or an I/O error fails closed: the writer is marked failed, `submit` and `close`
+raise `PersistenceError`, and every event accepted before the failure is on disk (for
+producer-side failures the drain still writes and fsyncs everything it accepted; for an I/O error
+nothing after it can be, and an fsync error is never retried, per the fsyncgate lesson).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vtcode import fsutil
+from vtcode.clock import rfc3339
+from vtcode.config.model import Durability, StoreConfig
+from vtcode.errors import NotFoundError, PersistenceError, UsageError, VtcodeError
+from vtcode.events.codec import encode_wrapped_line
+from vtcode.events.types import ThreadEvent, UnknownEvent
+from vtcode.ids import check_id
+from vtcode.store.layout import (
+    DERIVED_DIR,
+    EVENTS,
+    INDEX_DIR,
+    MANIFEST,
+    TURNS,
+    ensure_root,
+    is_real_dir,
+    lock_path,
+    sessions_root,
+)
+from vtcode.store.locks import SessionLock, session_lock
+from vtcode.store.logstate import LINE_SLACK, LogState
+from vtcode.store.recovery import Recovery, recover, write_cache
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_MAX_BATCH = 512
+_IDLE_POLL = 0.25  # seconds between checks that the main thread is still alive
+
+
+class _Control:
+    """A request to the drain, answered through `done`."""
+
+    __slots__ = ("done", "kind")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.done = threading.Event()
+
+
+def _etype(event: ThreadEvent) -> str:
+    return event.type if isinstance(event, UnknownEvent) else event.TYPE
+
+
+class SessionWriter:
+    """The one writer of a session: holds its lock and owns the drain thread.
+
+    Use `create` for a new session and `open_existing` to append to one (`exec resume`). Always
+    end with `close()` (success path; raises `PersistenceError` if anything failed) or `abort()`
+    (after a failure; never raises). Also a context manager: `close` on success, `abort` on error.
+    """
+
+    session_id: str
+    path: Path
+    events_path: Path
+    recovery: Recovery | None
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        sdir: Path,
+        cfg: StoreConfig,
+        lock: SessionLock,
+        fd: int,
+        state: LogState,
+        recovery: Recovery | None,
+    ) -> None:
+        self.session_id = session_id
+        self.path = sdir
+        self.events_path = sdir / EVENTS
+        self.recovery = recovery
+        self.on_durable: Callable[[int], None] | None = None
+        self._cfg = cfg
+        self._mode = cfg.durability
+        self._max_event = cfg.max_event_bytes
+        self._lock = lock
+        self._fd = fd
+        self._state = state
+        self._next_seq = state.next_seq
+        self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._mutex = threading.Lock()
+        self._pending_n = 0
+        self._pending_b = 0
+        self._error: PersistenceError | None = None
+        self._io_failed = False
+        self._closed = False
+        self._released = False
+        self._written_seq = state.last_seq
+        self._durable_seq = state.last_seq
+        self._durable_cv = threading.Condition()
+        self._lost = 0
+        self._stopped = False
+        self._thread = threading.Thread(
+            target=self._run, name=f"vtcode-drain-{session_id}", daemon=False
+        )
+        self._thread.start()
+
+    # ----------------------------------------------------------------------------------------
+    # opening
+
+    @classmethod
+    def create(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
+        """Create `<ws>/.vtcode/sessions/<id>/` and take its lock (exit 75 when busy)."""
+        check_id(session_id)
+        root = _io("create the sessions folder", lambda: ensure_root(Path(workspace)))
+        lock = session_lock(lock_path(workspace, session_id))
+        lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
+        sdir = root / session_id
+        made: list[Path] = []
+        fd = -1
+        try:
+            try:
+                os.mkdir(sdir, fsutil.DIR_MODE)
+            except FileExistsError:
+                raise UsageError(
+                    f"session {session_id} already exists ({sdir})",
+                    hint="resume it with `vtcode exec resume ID`, or choose another id",
+                ) from None
+            made.append(sdir)
+
+            def build() -> int:
+                fsutil.fsync_dir(root)
+                for sub in (INDEX_DIR, DERIVED_DIR):
+                    os.mkdir(sdir / sub, fsutil.DIR_MODE)
+                    made.append(sdir / sub)
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+                new_fd = os.open(sdir / EVENTS, flags, fsutil.FILE_MODE)
+                made.append(sdir / EVENTS)
+                return new_fd
+
+            fd = _io(f"create session {session_id}", build)
+            state = LogState.empty(session_id)
+            _io(
+                f"write the manifest of {session_id}",
+                lambda: write_cache(sdir, state, durable=True),
+            )
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            _remove_created(sdir, made)
+            lock.release()
+            raise
+        return cls(
+            session_id=session_id, sdir=sdir, cfg=cfg, lock=lock, fd=fd, state=state, recovery=None
+        )
+
+    @classmethod
+    def open_existing(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
+        """Open a session to append (resume): repairs a torn tail, refuses a corrupt log."""
+        check_id(session_id)
+        root = sessions_root(Path(workspace))
+        sdir = root / session_id
+        if not is_real_dir(sdir):
+            raise _not_found(session_id, root, sdir)
+        _io("create the sessions folder", lambda: ensure_root(Path(workspace)))
+        lock = session_lock(lock_path(workspace, session_id))
+        lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
+        fd = -1
+        try:
+            if not is_real_dir(sdir):  # removed by retention while we waited for the lock
+                raise _not_found(session_id, root, sdir)
+
+            def prepare() -> int:
+                for sub in (INDEX_DIR, DERIVED_DIR):
+                    if not is_real_dir(sdir / sub):
+                        os.mkdir(sdir / sub, fsutil.DIR_MODE)
+                new_fd = fsutil.open_append(sdir / EVENTS)
+                nlink = os.fstat(new_fd).st_nlink
+                if nlink != 1:
+                    os.close(new_fd)
+                    raise OSError(errno.EMLINK, f"events.jsonl has {nlink} hard links; refusing")
+                return new_fd
+
+            fd = _io(f"open session {session_id}", prepare)
+            max_line = cfg.max_event_bytes + LINE_SLACK
+            durable = cfg.durability is not Durability.OS
+            the_fd = fd
+            rec = _io(
+                f"recover session {session_id}",
+                lambda: recover(sdir, session_id, max_line=max_line, durable=durable, fd=the_fd),
+            )
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            lock.release()
+            raise
+        return cls(
+            session_id=session_id,
+            sdir=sdir,
+            cfg=cfg,
+            lock=lock,
+            fd=fd,
+            state=rec.state,
+            recovery=rec,
+        )
+
+    # ----------------------------------------------------------------------------------------
+    # producer side
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    @property
+    def error(self) -> PersistenceError | None:
+        return self._error
+
+    @property
+    def durable_seq(self) -> int:
+        """The highest seq known to be fsynced (in `os` mode: only after `flush`)."""
+        return self._durable_seq
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last accepted event (0 when none)."""
+        return self._next_seq - 1
+
+    def submit(self, event: ThreadEvent) -> int:
+        """Hand one event to the drain; returns its seq. Never blocks on I/O.
+
+        Raises `PersistenceError` once the writer has failed (this call included when it is the
+        one that saturates the queue, is oversized or cannot be encoded).
+        """
+        if self._error is not None:
+            raise self._raise_copy()
+        with self._mutex:
+            if self._closed:
+                raise PersistenceError(f"session {self.session_id} is closed; no more events")
+            seq = self._next_seq
+            ts = rfc3339()
+            try:
+                line = encode_wrapped_line(event, seq=seq, ts=ts)
+            except (ValueError, TypeError, RecursionError, OverflowError) as e:
+                raise self._fail(f"cannot encode a {_etype(event)} event ({e})") from None
+            size = len(line)
+            if size > self._max_event:
+                raise self._fail(
+                    f"a {_etype(event)} event is {size} bytes, over store.max_event_bytes "
+                    f"({self._max_event})"
+                )
+            if (
+                self._pending_n >= self._cfg.queue_max_events
+                or self._pending_b + size > self._cfg.queue_max_bytes
+            ):
+                raise self._fail(
+                    f"the drain queue is full ({self._pending_n} events, {self._pending_b} bytes; "
+                    f"limits store.queue_max_events={self._cfg.queue_max_events}, "
+                    f"store.queue_max_bytes={self._cfg.queue_max_bytes})"
+                )
+            self._next_seq = seq + 1
+            self._pending_n += 1
+            self._pending_b += size
+            self._q.put((seq, line, _etype(event), ts))
+        return seq
+
+    def flush(self, timeout: float | None = 30.0) -> int:
+        """Write and fsync everything accepted so far (any durability mode); the durable seq."""
+        if self._error is not None:
+            raise self._raise_copy()
+        if self._closed:
+            return self._durable_seq
+        ctl = _Control("flush")
+        self._q.put(ctl)
+        if not ctl.done.wait(timeout):
+            raise PersistenceError(f"flushing session {self.session_id} timed out")
+        if self._error is not None:
+            raise self._raise_copy()
+        return self._durable_seq
+
+    def wait_durable(self, seq: int, timeout: float | None = None) -> bool:
+        """Block until `seq` is fsynced (True), the writer fails or the timeout passes (False)."""
+        with self._durable_cv:
+            return self._durable_cv.wait_for(
+                lambda: self._durable_seq >= seq or self._io_failed or self._stopped,
+                timeout,
+            ) and (self._durable_seq >= seq)
+
+    def close(self) -> None:
+        """Drain, fsync, write the manifest and release the lock; raise if anything failed."""
+        if self._mark_closed():
+            self._thread.join()
+            self._release()
+        if self._error is not None:
+            raise self._raise_copy()
+
+    def abort(self, timeout: float = 10.0) -> None:
+        """Best-effort close after a failure: never raises.
+
+        The lock is released only once the drain thread has stopped; a drain stuck in the kernel
+        keeps it (the process exit releases it) so no second writer can interleave with it.
+        """
+        with contextlib.suppress(Exception):
+            self._mark_closed()
+            self._thread.join(timeout)
+            if not self._thread.is_alive():
+                self._release()
+
+    def _mark_closed(self) -> bool:
+        """Queue the close request once (under the producer mutex, so no event follows it)."""
+        with self._mutex:
+            if self._closed:
+                return False
+            self._closed = True
+            self._q.put(_Control("close"))
+            return True
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    # ----------------------------------------------------------------------------------------
+    # failure bookkeeping
+
+    def _fail(self, detail: str) -> PersistenceError:
+        """Mark the writer failed (first failure wins) and return the error to raise."""
+        with self._durable_cv:
+            if self._error is None:
+                self._error = PersistenceError(
+                    f"session event persistence failed: {detail}",
+                    location=str(self.events_path),
+                    hint="every event accepted before this failure is in the log; the run "
+                    "cannot be reported as successful",
+                )
+            self._durable_cv.notify_all()
+        return self._raise_copy()
+
+    def _raise_copy(self) -> PersistenceError:
+        err = self._error
+        assert err is not None
+        msg = err.message
+        if self._lost:
+            msg += f" ({self._lost} accepted events could not be written)"
+        return PersistenceError(msg, location=err.location, hint=err.hint)
+
+    def _release(self) -> None:
+        if not self._released:
+            self._released = True
+            self._lock.release()
+
+    # ----------------------------------------------------------------------------------------
+    # the drain thread
+
+    def _run(self) -> None:
+        try:
+            while True:
+                try:
+                    first = self._q.get(timeout=_IDLE_POLL)
+                except queue.Empty:
+                    if not threading.main_thread().is_alive():
+                        first = _Control("close")  # interpreter exit without close(): finish up
+                    else:
+                        continue
+                batch = [first]
+                while len(batch) < _MAX_BATCH:
+                    try:
+                        batch.append(self._q.get_nowait())
+                    except queue.Empty:
+                        break
+                if self._process(batch):
+                    return
+        except BaseException as e:  # pragma: no cover - a bug in the drain: still fail closed
+            self._io_failed = True
+            self._fail(f"internal drain error: {type(e).__name__}: {e}")
+        finally:
+            with contextlib.suppress(OSError):
+                if self._fd >= 0:
+                    os.close(self._fd)
+                    self._fd = -1
+            with self._durable_cv:
+                self._stopped = True
+                self._durable_cv.notify_all()
+            self._answer_pending()
+
+    def _answer_pending(self) -> None:
+        while True:
+            try:
+                item = self._q.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, _Control):
+                item.done.set()
+            else:
+                self._lost += 1
+
+    def _process(self, batch: list[Any]) -> bool:
+        """Write one batch; True when the drain should stop."""
+        st = self._state
+        boundary = False
+        status_before = st.status
+        n = b = 0
+        controls: list[_Control] = []
+        for item in batch:
+            if isinstance(item, _Control):
+                controls.append(item)
+                continue
+            seq, line, etype, ts = item
+            n += 1
+            b += len(line)
+            if self._io_failed:
+                self._lost += 1
+                continue
+            start = st.size
+            try:
+                fsutil.write_all(self._fd, line)
+            except OSError as e:
+                self._io_error("write", e, truncate_to=start)
+                self._lost += 1
+                continue
+            boundary |= st.apply(etype, seq, ts, len(line))
+            self._written_seq = seq
+        with self._mutex:
+            self._pending_n -= n
+            self._pending_b -= b
+        closing = any(c.kind == "close" for c in controls)
+        if not self._io_failed:
+            mode = self._mode
+            cache = boundary or closing or st.status is not status_before
+            flush = any(c.kind == "flush" for c in controls)
+            # A manifest never vouches for bytes that are not durable (except in `os` mode).
+            if flush or (
+                mode is not Durability.OS and (cache or (mode is Durability.EVENT and n > 0))
+            ):
+                self._fsync()
+            if boundary and not self._io_failed:
+                self._maybe_evict()
+            if cache and not self._io_failed:
+                try:
+                    write_cache(self.path, st, durable=mode is not Durability.OS)
+                except OSError as e:
+                    self._io_error("write the manifest", e)
+        for c in controls:
+            c.done.set()
+        return closing or self._io_failed
+
+    def _fsync(self) -> None:
+        if self._written_seq <= self._durable_seq:
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError as e:
+            self._io_error("fsync", e)  # state unknown since the last good fsync: never retried
+            return
+        with self._durable_cv:
+            self._durable_seq = self._written_seq
+            self._durable_cv.notify_all()
+        cb = self.on_durable
+        if cb is not None:
+            cb(self._durable_seq)
+
+    def _io_error(self, what: str, e: OSError, truncate_to: int | None = None) -> None:
+        self._io_failed = True
+        if truncate_to is not None:  # never keep our own partial line
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, truncate_to)
+        detail = os.strerror(e.errno) if e.errno else str(e)
+        self._fail(f"cannot {what} {self.events_path.name}: {detail} (errno {e.errno})")
+
+    def _maybe_evict(self) -> None:
+        st = self._state
+        keep_from = st.eviction_cut(self._cfg.max_events)
+        if keep_from is None:
+            return
+        cut = st.turns[keep_from].start_offset
+        durable = self._mode is not Durability.OS
+        tmp = self.path / f".{EVENTS}.evict-{os.getpid()}.tmp"
+        try:
+            new_fd = _copy_tail(self._fd, cut, st.size, tmp, durable=durable)
+            os.replace(tmp, self.events_path)
+            if durable:
+                fsutil.fsync_dir(self.path)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            self._io_error("evict old turns from", e)
+            return
+        os.close(self._fd)
+        self._fd = new_fd
+        st.evict(keep_from)
+
+
+def _copy_tail(fd: int, start: int, end: int, tmp: Path, *, durable: bool) -> int:
+    """A new O_APPEND file holding bytes [start, end) of `fd`, fsynced; returns its fd."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC | _O_NOFOLLOW | _O_CLOEXEC
+    out = os.open(tmp, flags, fsutil.FILE_MODE)
+    try:
+        pos = start
+        while pos < end:
+            chunk = os.pread(fd, min(1 << 20, end - pos), pos)
+            if not chunk:
+                raise OSError(errno.EIO, "events.jsonl shrank while evicting")
+            fsutil.write_all(out, chunk)
+            pos += len(chunk)
+        if durable:
+            os.fsync(out)
+    except BaseException:
+        os.close(out)
+        raise
+    return out
+
+
+def _io(what: str, fn: Callable[[], Any]) -> Any:
+    """Run an I/O step, turning an OSError into a one-line `PersistenceError`."""
+    try:
+        return fn()
+    except VtcodeError:
+        raise
+    except OSError as e:
+        where = e.filename if isinstance(e.filename, str) else None
+        raise PersistenceError(f"cannot {what}: {e.strerror or e}", location=where) from None
+
+
+def _not_found(session_id: str, root: Path, sdir: Path) -> NotFoundError:
+    if sdir.is_symlink():
+        return NotFoundError(f"session {session_id} is a symlink ({sdir}); refusing to follow it")
+    return NotFoundError(
+        f"no session {session_id!r} in {root}", hint="`vtcode sessions list` shows the sessions"
+    )
+
+
+def _remove_created(sdir: Path, made: list[Path]) -> None:
+    """Undo a failed create: remove exactly what it made (deepest first)."""
+    for p in (sdir / MANIFEST, sdir / INDEX_DIR / TURNS):
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+    for p in reversed(made):
+        with contextlib.suppress(OSError):
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                os.unlink(p)
