@@ -17,13 +17,17 @@ from typing import Any
 
 import orjson
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from vtcode.tools.base import ToolContext, ToolError, ToolResult
 from vtcode.tools.exec_sessions import (
     SPOOLED_PREVIEW_CAP,
     TRUNCATION_MARKER,
     ExecSessionManager,
+    Preview,
+    build_preview,
     group_alive,
+    is_inspection_command,
 )
 from vtcode.tools.registry import ToolRegistry, default_registry
 
@@ -362,3 +366,90 @@ def test_spool_names_continue_after_existing_files(tool_ctx: ToolContext) -> Non
     assert data["session_id"] == "run-8"
     assert data["spool_path"].endswith("run-8.txt")
     assert (tool_ctx.spool_dir / "run-7.txt").read_text() == "old"
+
+
+# -- preview rule (pure) -------------------------------------------------------------------
+
+
+def test_preview_unspooled_keeps_the_first_budget_bytes() -> None:
+    p = build_preview(b"abcdefghij", 0, b"", budget=4, spooled=False, inspection=False)
+    assert p == Preview("abcd" + TRUNCATION_MARKER, True, 10)
+    p = build_preview(b"abc", 0, b"", budget=4, spooled=False, inspection=False)
+    assert p == Preview("abc", False, 3)
+
+
+def test_preview_never_splits_utf8_and_strips_ansi_first() -> None:
+    data = "\x1b[1m" + "é" * 10 + "\x1b[0m"  # 20 bytes of text once stripped
+    p = build_preview(data.encode(), 0, b"", budget=5, spooled=False, inspection=False)
+    assert p.text == "éé" + TRUNCATION_MARKER
+    p = build_preview(data.encode(), 0, b"", budget=20, spooled=False, inspection=False)
+    assert p == Preview("é" * 10, False, len(data.encode()))
+
+
+def test_preview_spooled_is_capped_at_6kib_and_line_aligned() -> None:
+    lines = b"".join(b"line %d\n" % i for i in range(1, 10_001))
+    tail = build_preview(lines, 0, b"", budget=40_000, spooled=True, inspection=False)
+    body = tail.text.split("\n", 1)[1].removesuffix(TRUNCATION_MARKER)
+    assert len(body.encode()) <= SPOOLED_PREVIEW_CAP
+    assert body.startswith("line ") and body.endswith("line 10000\n")
+    both = build_preview(lines, 0, b"", budget=40_000, spooled=True, inspection=True)
+    first, _, last = both.text.partition(
+        "\n[... output omitted; full output in the spool file ...]\n"
+    )
+    assert first.startswith("line 1\nline 2\n") and first.endswith("\n")
+    assert last.startswith("line ") and last.endswith("line 10000\n" + TRUNCATION_MARKER)
+    small = build_preview(lines, 0, b"", budget=400, spooled=True, inspection=False)
+    assert len(small.text.encode()) <= 400 + 100  # min(budget, 6 KiB)
+
+
+def test_preview_counts_dropped_bytes() -> None:
+    p = build_preview(b"a\n" * 10, 1000, b"z\n" * 10, budget=100, spooled=True, inspection=True)
+    assert p.window_bytes == 1040 and p.truncated
+    assert p.text.startswith("a\n") and p.text.endswith("z\n" + TRUNCATION_MARKER)
+
+
+@pytest.mark.parametrize(
+    ("command", "inspection"),
+    [
+        ("ls -la", True),
+        ("cat a | head", True),
+        ("git log -5", True),
+        ("git -C x status", True),
+        ("LC_ALL=C grep -r x .", True),
+        ("/usr/bin/find . -name x", True),
+        ("pytest -q", False),
+        ("cargo build", False),
+        ("git commit -m x", False),
+        ("", False),
+    ],
+)
+def test_inspection_classification(command: str, inspection: bool) -> None:
+    assert is_inspection_command(command) is inspection
+
+
+# -- response shapes (snapshot) ------------------------------------------------------------
+
+_VOLATILE = {"wall_time", "waited_seconds", "process_id", "output", "total_output_bytes"}
+
+
+def _shape(data: dict[str, Any]) -> dict[str, Any]:
+    """The response with run-dependent values replaced by their JSON type."""
+    return {k: (type(v).__name__ if k in _VOLATILE else v) for k, v in sorted(data.items())}
+
+
+def test_response_shapes(
+    reg: ToolRegistry, tool_ctx: ToolContext, snapshot_json: SnapshotAssertion
+) -> None:
+    shapes: dict[str, Any] = {}
+    shapes["exited"] = exec_(reg, tool_ctx, command="echo hi")
+    running = exec_(reg, tool_ctx, command=TICKER, yield_time_ms=0)
+    shapes["running"] = running
+    sid = running["session_id"]
+    shapes["wait_deadline"] = stdin_(
+        reg, tool_ctx, session_id=sid, action="wait", wait_timeout_seconds=1
+    ).data
+    (tool_ctx.workspace / "release").touch()
+    shapes["wait_exit"] = stdin_(reg, tool_ctx, session_id=sid, action="wait").data
+    shapes["spooled"] = exec_(reg, tool_ctx, command="seq 1 100000", yield_time_ms=30_000)
+    normalised = {name: _shape(d) for name, d in shapes.items() if d is not None}
+    assert normalised == snapshot_json

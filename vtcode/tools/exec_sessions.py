@@ -67,6 +67,7 @@ _INSPECTION_COMMANDS = frozenset(
 _INSPECTION_GIT = frozenset(
     {"log", "show", "diff", "status", "blame", "branch", "ls-files", "grep", "remote"}
 )
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 _ENV_OVERRIDES = {
     "PAGER": "cat",
     "GIT_PAGER": "cat",
@@ -93,8 +94,13 @@ def is_inspection_command(command: str) -> bool:
         return False
     prog = Path(words[0]).name
     if prog == "git":
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        return bool(rest) and rest[0] in _INSPECTION_GIT
+        args = iter(words[1:])
+        for word in args:
+            if word in _GIT_VALUE_OPTIONS:
+                next(args, None)  # `-C DIR`, `-c key=value`: skip the value too
+            elif not word.startswith("-"):
+                return word in _INSPECTION_GIT
+        return False
     return prog in _INSPECTION_COMMANDS
 
 
@@ -102,6 +108,23 @@ def shell_argv(command: str) -> list[str]:
     """`bash -lc COMMAND` when bash exists, else `sh -c COMMAND`."""
     bash = shutil.which("bash")
     return [bash, "-lc", command] if bash else ["/bin/sh", "-c", command]
+
+
+def _head_lines(data: bytes, limit: int) -> bytes:
+    """At most `limit` leading bytes, ending at a line end when one is in range."""
+    if len(data) <= limit:
+        return data
+    cut = data.rfind(b"\n", 0, limit)
+    return data[: cut + 1] if cut > 0 else _cut_utf8(data, limit)
+
+
+def _tail_lines(data: bytes, limit: int) -> bytes:
+    """At most `limit` trailing bytes, starting at a line start when one is in range."""
+    if len(data) <= limit:
+        return data
+    start = len(data) - limit
+    nl = data.find(b"\n", start - 1, len(data) - 1)  # `start - 1`: already at a line start?
+    return data[nl + 1 :] if nl >= 0 else _tail_utf8(data, limit)
 
 
 def _cut_utf8(data: bytes, limit: int) -> bytes:
@@ -189,11 +212,11 @@ def build_preview(
     cap = min(budget, SPOOLED_PREVIEW_CAP)
     if inspection:
         half = cap // 2
-        first = _cut_utf8(clean_head, half).decode("utf-8", "replace")
-        last = _tail_utf8(clean_tail, cap - half).decode("utf-8", "replace")
+        first = _head_lines(clean_head, half).decode("utf-8", "replace")
+        last = _tail_lines(clean_tail, cap - half).decode("utf-8", "replace")
         text = f"{first}\n[... output omitted; full output in the spool file ...]\n{last}"
     else:
-        last = _tail_utf8(clean_tail, cap).decode("utf-8", "replace")
+        last = _tail_lines(clean_tail, cap).decode("utf-8", "replace")
         text = f"[... earlier output omitted; full output in the spool file ...]\n{last}"
     return Preview(text + TRUNCATION_MARKER, True, window)
 
@@ -389,6 +412,9 @@ class ExecSession:
         with self.cond:
             self.exit_code = 128 - code if code < 0 else code  # -SIG -> 128+SIG like a shell
             self.cond.notify_all()
+        with contextlib.suppress(OSError, ValueError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # nobody can read it any more; free the fd
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -656,8 +682,8 @@ class ExecSessionManager:
     def get(self, session_id: str) -> ExecSession:
         with self._lock:
             session = self._sessions.get(str(session_id))
-        if session is None:
             known = ", ".join(sorted(self._sessions)) or "none"
+        if session is None:
             raise ToolError(f"unknown exec session {session_id!r} (known sessions: {known})")
         return session
 

@@ -153,6 +153,8 @@ class ExecCommandTool:
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         started = time.monotonic()
+        if ctx.cancel.is_set():
+            raise ToolError("cancelled before the command started; it was not run")
         command = arguments["command"]
         if isinstance(command, str):
             if not command.strip():
