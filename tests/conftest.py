@@ -94,3 +94,148 @@ def tool_registry() -> Iterator[ToolRegistry]:
         yield registry
     finally:
         registry.close()
+
+
+# ---- providers: a real HTTP server on 127.0.0.1 that replays recorded SSE byte streams ------
+
+import dataclasses as _dc  # noqa: E402
+import json as _json  # noqa: E402
+import socket as _socket  # noqa: E402
+import threading as _threading  # noqa: E402
+from collections.abc import Iterator as _Iterator  # noqa: E402
+from http.server import BaseHTTPRequestHandler as _Handler  # noqa: E402
+from http.server import ThreadingHTTPServer as _ThreadingHTTPServer  # noqa: E402
+
+SSE_FIXTURES = REPO / "tests" / "fixtures" / "sse"
+
+
+@_dc.dataclass
+class ScriptedReply:
+    """One HTTP answer: status, headers, body `chunks` (each sent as one HTTP/1.1 chunk).
+
+    `disconnect` drops the socket after the chunks (no terminating chunk: a mid-stream
+    disconnect); `hang` keeps the connection open and silent until the server is closed (lets a
+    client read timeout fire).
+    """
+
+    status: int = 200
+    chunks: list[bytes] = _dc.field(default_factory=list)
+    headers: dict[str, str] = _dc.field(
+        default_factory=lambda: {"content-type": "text/event-stream"}
+    )
+    disconnect: bool = False
+    hang: bool = False
+
+    @classmethod
+    def sse_file(cls, name: str, chunk_size: int | None = None) -> ScriptedReply:
+        data = (SSE_FIXTURES / name).read_bytes()
+        return cls.sse_bytes(data, chunk_size)
+
+    @classmethod
+    def sse_bytes(cls, data: bytes, chunk_size: int | None = None) -> ScriptedReply:
+        size = chunk_size or len(data) or 1
+        return cls(chunks=[data[i : i + size] for i in range(0, len(data), size)])
+
+    @classmethod
+    def json(
+        cls, status: int, body: object, headers: dict[str, str] | None = None
+    ) -> ScriptedReply:
+        return cls(
+            status=status,
+            chunks=[_json.dumps(body).encode()],
+            headers={"content-type": "application/json", **(headers or {})},
+        )
+
+
+@_dc.dataclass
+class SeenRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> _typing.Any:
+        return _json.loads(self.body)
+
+
+class SSEServer:
+    """Answers POSTs with queued `ScriptedReply`s in order (500 when the queue is empty)."""
+
+    def __init__(self) -> None:
+        self.replies: list[ScriptedReply] = []
+        self.requests: list[SeenRequest] = []
+        self.release = _threading.Event()
+        self._lock = _threading.Lock()
+        server = self
+
+        class Handler(_Handler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(n)
+                with server._lock:
+                    server.requests.append(
+                        SeenRequest(
+                            "POST",
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                        )
+                    )
+                    reply = (
+                        server.replies.pop(0)
+                        if server.replies
+                        else ScriptedReply.json(
+                            500, {"error": {"message": "test server: no reply queued"}}
+                        )
+                    )
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for chunk in reply.chunks:
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                    self.wfile.flush()
+                if reply.hang:
+                    server.release.wait(30)
+                    self.close_connection = True
+                    return
+                if reply.disconnect:
+                    self.connection.shutdown(_socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+        self.httpd = _ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = _threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+
+    def queue(self, *replies: ScriptedReply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(10)
+
+
+@pytest.fixture
+def sse_server() -> _Iterator[SSEServer]:
+    """A fresh `SSEServer` on 127.0.0.1 (a random free port), shut down after the test."""
+    server = SSEServer()
+    try:
+        yield server
+    finally:
+        server.close()

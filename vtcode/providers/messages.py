@@ -41,6 +41,9 @@ class Message:
     images: int = 0
     intent_id: str | None = None
     reasoning: str | None = None
+    # Anthropic signs its thinking; sending it back (with `reasoning`) keeps extended thinking
+    # valid across tool calls. Copy it from `ResponseCompleted.reasoning_signature`.
+    reasoning_signature: str | None = None
 
     def with_content(self, content: str) -> Message:
         return dataclasses.replace(self, content=content)
@@ -96,6 +99,7 @@ class ResponseCompleted:
 
     stop_reason: str
     usage: Usage
+    reasoning_signature: str | None = None  # provider's signature of the reasoning (Anthropic)
 
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ResponseCompleted

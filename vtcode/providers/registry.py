@@ -1,6 +1,8 @@
 """`make_provider`: the one place a provider name becomes a configured `Provider`.
 
-Provider modules are imported only when chosen, so a replay run never imports httpx.
+Provider modules are imported only when chosen, so a replay run never imports httpx. Endpoints
+and keys come from the environment: `OPENAI_BASE_URL` / `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL` /
+`ANTHROPIC_API_KEY` (a loopback base URL needs no key). Retries: `agent.max_task_retries`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import UsageError
 from vtcode.providers.base import Provider
+from vtcode.providers.retry import RetryPolicy
 
 __all__ = ["KNOWN_PROVIDERS", "make_provider"]
 
@@ -27,7 +30,35 @@ def _replay(
     return ReplayProvider.from_file(path, model=model)
 
 
-_FACTORIES: dict[str, Factory] = {"replay": _replay}
+def _require_model(provider: str, model: str | None) -> str:
+    if not model or not model.strip():
+        raise UsageError(
+            f"the {provider} provider needs a model", hint="pass --model NAME or set agent.model"
+        )
+    return model.strip()
+
+
+def _retry(config: VtcodeConfig) -> RetryPolicy:
+    return RetryPolicy(max_retries=config.agent.max_task_retries)
+
+
+def _openai(
+    config: VtcodeConfig, model: str | None, script: str | None, workspace: Path
+) -> Provider:
+    from vtcode.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(model=_require_model("openai", model), retry=_retry(config))
+
+
+def _anthropic(
+    config: VtcodeConfig, model: str | None, script: str | None, workspace: Path
+) -> Provider:
+    from vtcode.providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider(model=_require_model("anthropic", model), retry=_retry(config))
+
+
+_FACTORIES: dict[str, Factory] = {"replay": _replay, "openai": _openai, "anthropic": _anthropic}
 KNOWN_PROVIDERS: tuple[str, ...] = tuple(_FACTORIES)
 
 

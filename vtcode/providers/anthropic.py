@@ -1,0 +1,313 @@
+"""Anthropic Messages API, streamed (`POST {base}/v1/messages`, `anthropic-version: 2023-06-01`).
+
+Request mapping: system messages join into the top-level `system`; tool results become
+`tool_result` blocks at the start of a user message; consecutive same-role messages merge into
+one (the API wants alternation and tool results right after their `tool_use`). Reasoning effort
+enables extended thinking with a budget: low 2,048, medium 8,192, high 24,576 tokens, and
+`max_tokens` = that budget + the output allowance (the budget counts against `max_tokens`).
+Usage follows upstream's TOTAL-prompt convention: input = input + cache_read + cache_creation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+
+from vtcode.events.types import Usage
+from vtcode.providers.base import FailureKind, Pricing, ProviderError
+from vtcode.providers.http import DEFAULT_TIMEOUT, SSETransport, json_or_error, resolve_endpoint
+from vtcode.providers.messages import (
+    Message,
+    ModelRequest,
+    ReasoningDelta,
+    ResponseCompleted,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
+from vtcode.providers.pricing import context_window_for, pricing_for
+from vtcode.providers.retry import RetryPolicy, with_retries
+from vtcode.providers.sse import SSEEvent
+
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_TOKENS",
+    "STOP_REASONS",
+    "THINKING_BUDGETS",
+    "AnthropicProvider",
+]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192
+THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}
+STOP_REASONS = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_calls",
+    "max_tokens": "max_tokens",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+}
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    """`tool_use.input` must be an object; invalid model JSON is kept visible, not dropped."""
+    if not arguments.strip():
+        return {}
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return {"_invalid_json": arguments}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _blocks(m: Message, thinking: bool) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or ""}
+        if m.content:
+            block["content"] = m.content
+        return [block]
+    out: list[dict[str, Any]] = []
+    if m.role == "assistant" and thinking and m.reasoning and m.reasoning_signature:
+        out.append(
+            {"type": "thinking", "thinking": m.reasoning, "signature": m.reasoning_signature}
+        )
+    if m.content:
+        out.append({"type": "text", "text": m.content})
+    if m.role == "assistant":
+        out.extend(
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)}
+            for c in m.tool_calls
+        )
+    return out
+
+
+def convert_messages(
+    messages: tuple[Message, ...], *, thinking: bool = False
+) -> tuple[str, list[dict[str, Any]]]:
+    """(system text, API messages) for a history."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m, thinking)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            prev = out[-1]["content"]
+            if role == "user" and blocks[0]["type"] == "tool_result":
+                # tool_result blocks must come first in their user message
+                results = [b for b in prev if b["type"] == "tool_result"]
+                others = [b for b in prev if b["type"] != "tool_result"]
+                out[-1]["content"] = results + blocks + others
+            else:
+                prev.extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return system, out
+
+
+class AnthropicProvider:
+    """A `Provider` for the streaming Messages API."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        context_window: int | None = None,
+        pricing: Pricing | None = None,
+    ) -> None:
+        self.model = model
+        self.endpoint = resolve_endpoint(
+            provider=self.name,
+            base_url=base_url,
+            base_env="ANTHROPIC_BASE_URL",
+            default_base=DEFAULT_BASE_URL,
+            api_key=api_key,
+            key_env="ANTHROPIC_API_KEY",
+        )
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if self.endpoint.api_key:
+            headers["x-api-key"] = self.endpoint.api_key
+        self._http = SSETransport(
+            provider=self.name,
+            endpoint=self.endpoint,
+            headers=headers,
+            timeout=timeout,
+            model=model,
+        )
+        self._retry = retry or RetryPolicy()
+        self._context_window = context_window or context_window_for(self.name, model)
+        self._pricing = pricing or pricing_for(self.name, model)
+
+    @property
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    @property
+    def pricing(self) -> Pricing | None:
+        return self._pricing
+
+    def close(self) -> None:
+        self._http.close()
+
+    def interrupt(self) -> None:
+        self._http.interrupt()
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact JSON body sent for `request`."""
+        budget = None
+        if request.reasoning_effort:
+            budget = THINKING_BUDGETS.get(request.reasoning_effort)
+            if budget is None:
+                known = ", ".join(THINKING_BUDGETS)
+                raise ProviderError(
+                    f"unknown reasoning effort {request.reasoning_effort!r} (known: {known})",
+                    kind=FailureKind.FATAL,
+                    provider=self.name,
+                )
+        system, messages = convert_messages(request.messages, thinking=budget is not None)
+        allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
+        body: dict[str, Any] = {
+            "model": request.model or self.model,
+            "max_tokens": allowance + (budget or 0),
+            "messages": messages,
+            "stream": True,
+        }
+        if system:
+            body["system"] = system
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+        if budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        return body
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        body = self.body(request)
+        self._http.begin()
+
+        def attempt() -> Iterator[StreamEvent]:
+            return self._decode(self._http.stream("/v1/messages", body))
+
+        return with_retries(attempt, self._retry, sleep=self._http.wait)
+
+    def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
+        counts: dict[str, int] = {}
+        tools: dict[int, int] = {}  # content block index -> tool call ordinal
+        tool_has_json: set[int] = set()
+        stop: str | None = None
+        signature: str | None = None
+        done = False
+        for event in events:
+            data = json_or_error(self.name, event)
+            if not isinstance(data, dict):
+                raise self._protocol(f"expected a JSON object, got {type(data).__name__}")
+            kind = data.get("type") or event.event
+            if kind == "ping":
+                continue
+            if kind == "error":
+                raise self._http.stream_error(data)
+            if kind == "message_start":
+                message = data.get("message")
+                if isinstance(message, dict):
+                    _merge_usage(counts, message.get("usage"))
+            elif kind == "content_block_start":
+                index, block = data.get("index"), data.get("content_block")
+                if not isinstance(index, int) or not isinstance(block, dict):
+                    raise self._protocol("content_block_start without index or content_block")
+                btype = block.get("type")
+                if btype == "tool_use":
+                    ordinal = tools[index] = len(tools)
+                    yield ToolCallDelta(
+                        ordinal, id=block.get("id") or None, name=block.get("name") or None
+                    )
+                    if block.get("input"):
+                        tool_has_json.add(index)
+                        yield ToolCallDelta(
+                            ordinal, arguments=orjson.dumps(block["input"]).decode()
+                        )
+                elif btype == "text" and block.get("text"):
+                    yield TextDelta(str(block["text"]))
+                elif btype == "thinking" and block.get("thinking"):
+                    yield ReasoningDelta(str(block["thinking"]))
+            elif kind == "content_block_delta":
+                index, delta = data.get("index"), data.get("delta")
+                if not isinstance(delta, dict):
+                    raise self._protocol("content_block_delta without a delta object")
+                dtype = delta.get("type")
+                if dtype == "text_delta" and delta.get("text"):
+                    yield TextDelta(str(delta["text"]))
+                elif dtype == "thinking_delta" and delta.get("thinking"):
+                    yield ReasoningDelta(str(delta["thinking"]))
+                elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
+                    signature = delta["signature"]
+                elif dtype == "input_json_delta":
+                    if not isinstance(index, int) or index not in tools:
+                        raise self._protocol("input_json_delta for a block that is not tool_use")
+                    part = delta.get("partial_json")
+                    if isinstance(part, str) and part:
+                        tool_has_json.add(index)
+                        yield ToolCallDelta(tools[index], arguments=part)
+            elif kind == "content_block_stop":
+                index = data.get("index")
+                if isinstance(index, int) and index in tools and index not in tool_has_json:
+                    tool_has_json.add(index)
+                    yield ToolCallDelta(tools[index], arguments="{}")
+            elif kind == "message_delta":
+                delta = data.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
+                    stop = delta["stop_reason"]
+                _merge_usage(counts, data.get("usage"))
+            elif kind == "message_stop":
+                done = True
+                break
+            # unknown event types are ignored: the API documents that new ones may appear
+        if not done:
+            raise ProviderError(
+                f"{self.name} stream ended before message_stop",
+                kind=FailureKind.TRANSIENT,
+                provider=self.name,
+            )
+        mapped = STOP_REASONS.get(stop or "end_turn", stop or "end_turn")
+        yield ResponseCompleted(mapped, _usage(counts), reasoning_signature=signature)
+
+    def _protocol(self, what: str) -> ProviderError:
+        return ProviderError(
+            f"malformed stream from {self.name}: {what}", kind=FailureKind.FATAL, provider=self.name
+        )
+
+
+def _merge_usage(counts: dict[str, int], raw: Any) -> None:
+    """message_delta usage is cumulative: later values replace earlier ones, field by field."""
+    if not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            counts[key] = value
+
+
+def _usage(counts: dict[str, int]) -> Usage:
+    read = counts.get("cache_read_input_tokens", 0)
+    write = counts.get("cache_creation_input_tokens", 0)
+    return Usage(
+        input_tokens=counts.get("input_tokens", 0) + read + write,
+        cached_input_tokens=read,
+        cache_creation_tokens=write,
+        output_tokens=counts.get("output_tokens", 0),
+    )

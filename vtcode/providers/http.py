@@ -1,0 +1,316 @@
+"""HTTP plumbing shared by the OpenAI-compatible and Anthropic providers.
+
+One streaming POST over httpx, read as Server-Sent Events, with every failure turned into one
+`ProviderError` line a user can act on (status, auth hint naming the key variable, the server's
+own message) and classified for the loop: transient (retry), fatal, or context length.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+
+from vtcode import __version__
+from vtcode.errors import UsageError
+from vtcode.providers.base import FailureKind, ProviderError, ProviderInterrupted
+from vtcode.providers.retry import parse_retry_after
+from vtcode.providers.sse import SSEEvent, SSEParser
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Endpoint",
+    "SSETransport",
+    "classify_error",
+    "is_local_url",
+    "json_or_error",
+    "resolve_endpoint",
+]
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+_MAX_ERROR_BODY = 64 * 1024
+_MAX_LINE = 300
+
+_CONTEXT_PATTERNS = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens|"
+    r"input is too long|exceeds? the (?:model'?s? )?(?:maximum|context)|reduce the length|"
+    r"request_too_large|input length .* exceed",
+    re.IGNORECASE,
+)
+
+
+def is_local_url(url: str) -> bool:
+    """Loopback hosts (local Ollama, llama.cpp, vLLM, test servers) may need no API key."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback or host == "0.0.0.0"  # noqa: S104
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    base_url: str
+    api_key: str | None
+    key_env: str
+
+
+def resolve_endpoint(
+    *,
+    provider: str,
+    base_url: str | None,
+    base_env: str,
+    default_base: str,
+    api_key: str | None,
+    key_env: str,
+) -> Endpoint:
+    """Base URL (argument, then `base_env`, then the default) and key (argument, then env)."""
+    url = (base_url or os.environ.get(base_env) or default_base).strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(
+            f"invalid base URL for {provider}: {url!r}",
+            hint=f"set {base_env} to an http(s) URL, e.g. {default_base}",
+        )
+    key = api_key if api_key is not None else os.environ.get(key_env)
+    key = key.strip() if key else None
+    if not key and not is_local_url(url):
+        raise UsageError(
+            f"{key_env} is not set (needed for {provider} at {url})",
+            hint=f"export {key_env}=... or point {base_env} at a local server",
+        )
+    return Endpoint(base_url=url, api_key=key or None, key_env=key_env)
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _MAX_LINE else flat[: _MAX_LINE - 1] + "…"
+
+
+def _error_parts(body: Any) -> tuple[str | None, str | None]:
+    """(error type/code, message) from OpenAI- or Anthropic-shaped error JSON."""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            kind = err.get("type") or err.get("code")
+            msg = err.get("message")
+            return (
+                str(kind) if kind is not None else None,
+                msg if isinstance(msg, str) else None,
+            )
+        if isinstance(err, str):
+            return None, err
+    return None, None
+
+
+def classify_error(
+    *,
+    provider: str,
+    key_env: str,
+    model: str,
+    status: int | None,
+    err_type: str | None,
+    message: str | None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """One clear, classified line for an HTTP status or an in-stream error event."""
+    detail = _one_line(message or "")
+    tail = f": {detail}" if detail else ""
+    kind_text = (err_type or "").lower()
+    code = f"HTTP {status}" if status is not None else (err_type or "stream error")
+
+    def err(text: str, kind: FailureKind) -> ProviderError:
+        return ProviderError(
+            text, kind=kind, status=status, provider=provider, retry_after=retry_after
+        )
+
+    if status in (401, 403) or kind_text in ("authentication_error", "permission_error"):
+        return err(
+            f"authentication failed for {provider} (check {key_env}){tail}", FailureKind.FATAL
+        )
+    if (
+        status == 413
+        or kind_text == "request_too_large"
+        or (
+            (status == 400 or status is None or kind_text == "invalid_request_error")
+            and _CONTEXT_PATTERNS.search(f"{kind_text} {detail}")
+        )
+    ):
+        return err(
+            f"context length exceeded for {provider} ({code}){tail}", FailureKind.CONTEXT_LENGTH
+        )
+    if status == 404 or kind_text == "not_found_error":
+        return err(f"model {model!r} not found at {provider} ({code}){tail}", FailureKind.FATAL)
+    if status == 429 or kind_text in ("rate_limit_error", "rate_limit_exceeded"):
+        return err(f"rate limited by {provider} ({code}){tail}", FailureKind.TRANSIENT)
+    server_status = status is not None and (status >= 500 or status in (408, 409))
+    if server_status or kind_text in ("overloaded_error", "api_error", "server_error", "timeout"):
+        return err(f"{provider} server error ({code}){tail}", FailureKind.TRANSIENT)
+    if status is None:
+        return err(f"{provider} stream error ({code}){tail}", FailureKind.FATAL)
+    return err(f"{provider} rejected the request ({code}){tail}", FailureKind.FATAL)
+
+
+def json_or_error(provider: str, event: SSEEvent) -> Any:
+    """The event's JSON data; invalid JSON is a protocol violation (fatal, not retried)."""
+    try:
+        return orjson.loads(event.data)
+    except orjson.JSONDecodeError:
+        raise ProviderError(
+            f"malformed stream from {provider}: event data is not JSON: {_one_line(event.data)!r}",
+            kind=FailureKind.FATAL,
+            provider=provider,
+        ) from None
+
+
+class SSETransport:
+    """A pooled httpx client that POSTs JSON and yields the SSE events of the response."""
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        endpoint: Endpoint,
+        headers: Mapping[str, str],
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        model: str,
+    ) -> None:
+        self.provider = provider
+        self.endpoint = endpoint
+        self.model = model
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._client = httpx.Client(
+            timeout=self._timeout,
+            headers={
+                "user-agent": f"vtcode/{__version__}",
+                "accept": "text/event-stream",
+                **headers,
+            },
+        )
+        self._interrupt = threading.Event()
+        self._active: httpx.Response | None = None
+
+    def url(self, path: str) -> str:
+        return f"{self.endpoint.base_url}{path}"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def interrupt(self) -> None:
+        """Abort the response being read (best effort from another thread)."""
+        self._interrupt.set()
+        active = self._active
+        if active is not None:
+            with contextlib.suppress(httpx.HTTPError, OSError, RuntimeError):
+                active.close()
+
+    def wait(self, seconds: float) -> None:
+        """Sleep between retries, cut short (and raising) by `interrupt()`."""
+        if self._interrupt.wait(seconds):
+            raise ProviderInterrupted(provider=self.provider)
+
+    def begin(self) -> None:
+        self._interrupt.clear()
+
+    def _error(self, text: str, kind: FailureKind = FailureKind.TRANSIENT) -> ProviderError:
+        return ProviderError(text, kind=kind, provider=self.provider)
+
+    def _map_transport(self, exc: httpx.HTTPError, url: str) -> ProviderError:
+        if self._interrupt.is_set():
+            return ProviderInterrupted(provider=self.provider)
+        if isinstance(exc, httpx.TimeoutException):
+            phase = {
+                httpx.ConnectTimeout: "connect",
+                httpx.ReadTimeout: "read",
+                httpx.WriteTimeout: "write",
+                httpx.PoolTimeout: "pool",
+            }.get(type(exc), "request")
+            limit = getattr(self._timeout, phase, None) if phase != "request" else None
+            after = f" after {limit:g} s" if isinstance(limit, int | float) else ""
+            return self._error(f"{self.provider} request timed out ({phase}{after}) at {url}")
+        if isinstance(exc, httpx.ConnectError):
+            return self._error(f"cannot connect to {self.provider} at {url}: {_one_line(str(exc))}")
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            why = _one_line(str(exc)) or "closed"
+            return self._error(f"connection to {self.provider} broke mid-response: {why}")
+        return self._error(
+            f"{self.provider} request failed: {_one_line(str(exc)) or type(exc).__name__}"
+        )
+
+    def stream(self, path: str, body: dict[str, Any]) -> Iterator[SSEEvent]:
+        """POST `body` and yield SSE events; raise a classified `ProviderError` on failure."""
+        url = self.url(path)
+        payload = orjson.dumps(body)
+        try:
+            with self._client.stream(
+                "POST", url, content=payload, headers={"content-type": "application/json"}
+            ) as response:
+                self._active = response
+                try:
+                    if response.status_code >= 400:
+                        raise self._status_error(response)
+                    ctype = response.headers.get("content-type", "")
+                    if "text/event-stream" not in ctype and "json" in ctype:
+                        # Some servers answer a stream request with a plain JSON error.
+                        raw = response.read()[:_MAX_ERROR_BODY]
+                        raise self._body_error(response.status_code, raw, response.headers)
+                    parser = SSEParser()
+                    for chunk in response.iter_raw():
+                        if self._interrupt.is_set():
+                            raise ProviderInterrupted(provider=self.provider)
+                        yield from parser.feed(chunk)
+                    yield from parser.close()
+                finally:
+                    self._active = None
+        except httpx.HTTPError as exc:
+            raise self._map_transport(exc, url) from None
+
+    def _status_error(self, response: httpx.Response) -> ProviderError:
+        raw = b""
+        for chunk in response.iter_raw():
+            raw += chunk
+            if len(raw) >= _MAX_ERROR_BODY:
+                break
+        return self._body_error(response.status_code, raw[:_MAX_ERROR_BODY], response.headers)
+
+    def _body_error(self, status: int, raw: bytes, headers: Mapping[str, str]) -> ProviderError:
+        try:
+            parsed: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            parsed = raw.decode("utf-8", "replace")
+        err_type, message = _error_parts(parsed)
+        if message is None and isinstance(parsed, str):
+            message = parsed
+        return classify_error(
+            provider=self.provider,
+            key_env=self.endpoint.key_env,
+            model=self.model,
+            status=status if status >= 400 else None,
+            err_type=err_type,
+            message=message,
+            retry_after=parse_retry_after(headers),
+        )
+
+    def stream_error(self, data: Any) -> ProviderError:
+        """Classify an error object sent inside the stream."""
+        err_type, message = _error_parts(data)
+        status = int(err_type) if err_type and err_type.isdigit() and len(err_type) == 3 else None
+        return classify_error(
+            provider=self.provider,
+            key_env=self.endpoint.key_env,
+            model=self.model,
+            status=status,
+            err_type=err_type,
+            message=message or _one_line(str(data)),
+        )
