@@ -46,6 +46,7 @@ KNOWN_TOP: tuple[str, ...] = (
     f"{EVENTS}.quarantine-*",
     f".{EVENTS}.*.tmp",
     f".{MANIFEST}.*.tmp",
+    "transcript.jsonl",  # the loop's model transcript (vtcode/loop/transcript.py)
 )
 KNOWN_INDEX: tuple[str, ...] = (TURNS, f".{TURNS}.*.tmp")
 KNOWN_DERIVED: tuple[str, ...] = (

@@ -113,6 +113,12 @@ def session_events_path(workspace: Path, session_id: str) -> Path:
     return sdir / EVENTS
 
 
+def session_exists(workspace: Path, session_id: str) -> bool:
+    """A real session folder (not a symlink) exists for this id (the id is checked first)."""
+    sdir = sessions_root(workspace) / check_id(session_id)
+    return sdir.is_dir() and not sdir.is_symlink()
+
+
 def read_session_events(workspace: Path, session_id: str) -> Iterator[Envelope]:
     """Every event of a session in order, with its `seq` and `ts` (for resume and show)."""
     path = session_events_path(workspace, session_id)

@@ -229,6 +229,11 @@ class SessionWriter:
     # producer side
 
     @property
+    def closed(self) -> bool:
+        """True once `close` or `abort` was called."""
+        return self._closed
+
+    @property
     def failed(self) -> bool:
         return self._error is not None
 

@@ -1,0 +1,31 @@
+"""Exports of the event stream: the compatibility `--events` file and the derived views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vtcode.config.model import VtcodeConfig
+from vtcode.store.exports.compat import CompatExporter, resolve_events_path
+from vtcode.store.gate import Exporter
+
+__all__ = ["CompatExporter", "make_exporters", "resolve_events_path"]
+
+
+def make_exporters(
+    workspace: Path, session_id: str, config: VtcodeConfig, events_path_cli: str | None
+) -> list[Exporter]:
+    """The exporters a run feeds after the canonical sink, in gate order.
+
+    Compatibility export first (`--events` wins over `agent.harness.event_log_path`; an empty
+    value turns it off; a relative config path is taken from the workspace), then Open Responses
+    (`agent.open_responses.enabled && emit_events`), then ATIF (`telemetry.atif_enabled`).
+    """
+    out: list[Exporter] = []
+    if events_path_cli is not None:
+        target = resolve_events_path(events_path_cli, session_id)
+    else:
+        spec = config.agent.harness.event_log_path or ""
+        target = resolve_events_path(spec, session_id, base=Path(workspace))
+    if target is not None:
+        out.append(CompatExporter(target))
+    return out

@@ -1,0 +1,90 @@
+"""The compatibility export: `exec --events PATH` / `agent.harness.event_log_path`.
+
+Raw ThreadEvent lines (no envelope), one `write` per line so `tail -f` sees each event as it
+happens. A path without an extension is a folder that receives
+`harness-<session>-<UTC %Y%m%dT%H%M%SZ>.jsonl`; in such a folder, `harness-*.jsonl` files older
+than 30 days are pruned (regular files only, never symlinks), as upstream does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import time
+from pathlib import Path
+
+from vtcode import fsutil
+from vtcode.clock import compact_stamp
+from vtcode.errors import UsageError
+from vtcode.events.codec import encode_raw_line
+from vtcode.events.types import ThreadEvent
+
+HARNESS_LOG_MAX_AGE_DAYS = 30
+
+
+def resolve_events_path(spec: str, session_id: str, base: Path | None = None) -> Path | None:
+    """The file an events export writes (None: export off). Creates a folder target."""
+    if not spec.strip():
+        return None
+    path = Path(spec).expanduser()
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if path.suffix:
+        return path
+    try:
+        if not path.is_dir():
+            fsutil.ensure_private_dir(path)
+    except OSError as e:
+        raise UsageError(
+            f"cannot create the events folder: {e.strerror or e}", location=str(path)
+        ) from None
+    prune_harness_logs(path)
+    return path / f"harness-{session_id}-{compact_stamp()}.jsonl"
+
+
+def prune_harness_logs(folder: Path, max_age_days: int = HARNESS_LOG_MAX_AGE_DAYS) -> list[str]:
+    """Remove `harness-*.jsonl` regular files older than `max_age_days` (best effort)."""
+    cutoff = time.time() - max_age_days * 86400
+    removed: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        for e in it:
+            if not (e.name.startswith("harness-") and e.name.endswith(".jsonl")):
+                continue
+            with contextlib.suppress(OSError):
+                st = e.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                    os.unlink(e.path)
+                    removed.append(e.name)
+    return removed
+
+
+class CompatExporter:
+    """Writes raw event lines to a user-chosen file (created 0600, truncated)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = f"events export {path}"
+        try:
+            if not path.parent.is_dir():
+                fsutil.ensure_private_dir(path.parent)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+            self._fd = os.open(path, flags, fsutil.FILE_MODE)
+        except OSError as e:
+            raise UsageError(
+                f"cannot open the events export: {e.strerror or e}", location=str(path)
+            ) from None
+
+    def handle(self, event: ThreadEvent) -> None:
+        fsutil.write_all(self._fd, encode_raw_line(event))
+
+    def finish(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd < 0:
+            return
+        try:
+            with contextlib.suppress(OSError):  # pipes and ttys cannot be fsynced
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.fsync(fd)
+        finally:
+            os.close(fd)

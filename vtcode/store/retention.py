@@ -1,0 +1,311 @@
+"""Retention: remove old closed sessions, touching nothing the store does not own.
+
+Policy (`[store.retention]`, also `vtcode sessions gc`), decided and documented here:
+- candidates are direct child folders of `sessions/` (never symlinks: not followed, not deleted)
+  with a readable `manifest.json` naming the same id; anything else is left alone;
+- never the current (`preserve`) session, never a session whose lock is held;
+- completed sessions: beyond `max_sessions` the oldest (by manifest `updated_at`) go, and any
+  older than `max_age_days` go;
+- abandoned sessions (manifest `active`, lock free: a crashed or killed run) do not count toward
+  `max_sessions` and are never removed for the count, so a crash can be inspected or resumed; once
+  older than `max_age_days` they go like completed ones. Age is the newer of the manifest's
+  `updated_at` and the log's mtime, so a stale manifest cannot make a live log look old;
+- a session is deleted under its lock, taken without waiting (busy: skipped): re-check the
+  manifest, refuse if the folder holds any file the store does not know, rename the folder to a
+  tombstone `.trash-<id>-<stamp>-<r>`, unlink the known names through directory descriptors, and
+  rmdir. Lock files are never deleted. A tombstone left by a crash is finished by the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as _dt
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from vtcode.clock import compact_stamp, parse_rfc3339, utcnow
+from vtcode.config.model import RetentionConfig
+from vtcode.errors import InvalidIdError
+from vtcode.ids import check_id
+from vtcode.store.layout import (
+    EVENTS,
+    KNOWN_SUBDIRS,
+    KNOWN_TOP,
+    TRASH_PREFIX,
+    is_known,
+    lock_path,
+    sessions_root,
+)
+from vtcode.store.locks import lock_is_held, session_lock
+from vtcode.store.models import SessionManifest, SessionStatus
+from vtcode.store.recovery import load_manifest
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclasses.dataclass
+class RetentionReport:
+    """What a retention pass did (or, with `dry_run`, would do)."""
+
+    dry_run: bool = False
+    deleted: list[str] = dataclasses.field(default_factory=list)
+    kept: list[str] = dataclasses.field(default_factory=list)
+    skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    leftovers: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)
+    errors: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "deleted": self.deleted,
+            "kept": self.kept,
+            "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
+            "leftovers": [{"dir": d, "unknown": u} for d, u in self.leftovers],
+            "errors": [{"name": n, "error": e} for n, e in self.errors],
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Candidate:
+    name: str
+    manifest: SessionManifest
+    age_ref: _dt.datetime | None  # None: undatable, never removed for age
+    abandoned: bool
+
+
+def apply_retention(
+    workspace: Path,
+    policy: RetentionConfig,
+    preserve: str | None = None,
+    dry_run: bool = False,
+) -> RetentionReport:
+    """Apply `policy` to `<workspace>/.vtcode/sessions` (see the module doc); never raises for
+    a single session's trouble: it lands in `report.errors` and the pass goes on."""
+    report = RetentionReport(dry_run=dry_run)
+    root = sessions_root(Path(workspace))
+    try:
+        root_fd = os.open(root, _DIR_FLAGS)
+    except FileNotFoundError:
+        return report
+    try:
+        candidates = _collect(Path(workspace), root, root_fd, preserve, report)
+        doomed = _choose(candidates, policy)
+        for c in candidates:
+            if c.name not in doomed:
+                report.kept.append(c.name)
+        for c in candidates:
+            if c.name in doomed:
+                try:
+                    _delete(Path(workspace), root, root_fd, c, report)
+                except OSError as e:
+                    report.errors.append((c.name, f"{e.strerror or e}"))
+    finally:
+        os.close(root_fd)
+    return report
+
+
+def _collect(
+    workspace: Path, root: Path, root_fd: int, preserve: str | None, report: RetentionReport
+) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    with os.scandir(root) as it:
+        entries = list(it)
+    for entry in entries:
+        name = entry.name
+        try:
+            if name.startswith(TRASH_PREFIX) and entry.is_dir(follow_symlinks=False):
+                if not report.dry_run:
+                    _finish_tombstone(root_fd, name, report)
+                continue
+            try:
+                check_id(name)
+            except InvalidIdError:
+                continue  # .locks, editor files, anything not named like a session
+            if entry.is_symlink():
+                report.skipped.append((name, "symlink (not followed)"))
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue  # an unrelated file
+            if name == preserve:
+                report.skipped.append((name, "current session"))
+                continue
+            m = load_manifest(Path(entry.path), name)
+            if m is None:
+                report.skipped.append((name, "no readable manifest naming this id"))
+                continue
+            if lock_is_held(lock_path(workspace, name)):
+                report.skipped.append((name, "in use (lock held)"))
+                continue
+            out.append(
+                _Candidate(
+                    name=name,
+                    manifest=m,
+                    age_ref=_age_ref(m, Path(entry.path)),
+                    abandoned=m.status is SessionStatus.ACTIVE,
+                )
+            )
+        except OSError as e:
+            report.errors.append((name, f"{e.strerror or e}"))
+    return out
+
+
+def _age_ref(m: SessionManifest, sdir: Path) -> _dt.datetime | None:
+    updated = parse_rfc3339(m.updated_at)
+    if updated is None:
+        return None
+    try:
+        mtime = (sdir / EVENTS).lstat().st_mtime
+    except OSError:
+        return updated
+    return max(updated, _dt.datetime.fromtimestamp(mtime, _dt.UTC))
+
+
+def _choose(candidates: list[_Candidate], policy: RetentionConfig) -> set[str]:
+    doomed: set[str] = set()
+    closed = sorted(
+        (c for c in candidates if not c.abandoned),
+        key=lambda c: (c.manifest.updated_at, c.name),
+    )
+    excess = len(closed) - policy.max_sessions
+    if excess > 0:
+        doomed.update(c.name for c in closed[:excess])
+    cutoff = utcnow() - _dt.timedelta(days=policy.max_age_days)
+    for c in candidates:
+        if c.age_ref is not None and c.age_ref < cutoff:
+            doomed.add(c.name)
+    return doomed
+
+
+def _unknown_entries(dir_fd: int) -> list[str]:
+    """Names in a session folder that the store does not own (symlinks are never ours)."""
+    unknown: list[str] = []
+    with os.scandir(dir_fd) as it:
+        for entry in it:
+            if entry.is_symlink():
+                unknown.append(entry.name)
+            elif entry.is_dir(follow_symlinks=False):
+                patterns = KNOWN_SUBDIRS.get(entry.name)
+                if patterns is None:
+                    unknown.append(entry.name + "/")
+                    continue
+                sub = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+                try:
+                    with os.scandir(sub) as it2:
+                        for e2 in it2:
+                            if (
+                                e2.is_symlink()
+                                or not e2.is_file(follow_symlinks=False)
+                                or not is_known(e2.name, patterns)
+                            ):
+                                unknown.append(f"{entry.name}/{e2.name}")
+                finally:
+                    os.close(sub)
+            elif not entry.is_file(follow_symlinks=False) or not is_known(entry.name, KNOWN_TOP):
+                unknown.append(entry.name)
+    return sorted(unknown)
+
+
+def _delete(
+    workspace: Path, root: Path, root_fd: int, c: _Candidate, report: RetentionReport
+) -> None:
+    lock = session_lock(lock_path(workspace, c.name))
+    if not lock.try_acquire():
+        report.skipped.append((c.name, "in use (lock held)"))
+        return
+    try:
+        sdir = root / c.name
+        try:
+            dfd = os.open(c.name, _DIR_FLAGS, dir_fd=root_fd)
+        except FileNotFoundError:
+            return  # another gc got there first
+        try:
+            m = load_manifest(sdir, c.name)
+            if m is None or m.updated_at != c.manifest.updated_at or m.status != c.manifest.status:
+                report.skipped.append((c.name, "changed while retention ran"))
+                return
+            unknown = _unknown_entries(dfd)
+        finally:
+            os.close(dfd)
+        if unknown:
+            report.skipped.append((c.name, "unknown files: " + ", ".join(unknown)))
+            return
+        if report.dry_run:
+            report.deleted.append(c.name)
+            return
+        tomb = f"{TRASH_PREFIX}{c.name}-{compact_stamp()}-{secrets.token_hex(3)}"
+        os.rename(c.name, tomb, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+        report.deleted.append(c.name)
+        left = _purge(root_fd, tomb)
+        if left:
+            report.leftovers.append((tomb, left))
+        os.fsync(root_fd)
+    finally:
+        lock.release()
+
+
+def _purge(root_fd: int, tomb: str) -> list[str]:
+    """Delete the known names inside tombstone `tomb`, then the folder; return what remains.
+
+    Tolerates a concurrent purge of the same tombstone (names vanishing under it).
+    """
+    try:
+        dfd = os.open(tomb, _DIR_FLAGS, dir_fd=root_fd)
+    except FileNotFoundError:
+        return []
+    left: list[str] = []
+    try:
+        with os.scandir(dfd) as it:
+            entries = list(it)
+        for entry in entries:
+            name = entry.name
+            patterns = KNOWN_SUBDIRS.get(name)
+            if patterns is not None and entry.is_dir(follow_symlinks=False):
+                left.extend(f"{name}/{n}" for n in _purge_sub(dfd, name, patterns))
+            elif entry.is_file(follow_symlinks=False) and is_known(name, KNOWN_TOP):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=dfd)
+            else:
+                left.append(name)
+    finally:
+        os.close(dfd)
+    if not left:
+        try:
+            os.rmdir(tomb, dir_fd=root_fd)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            left.append("(folder not empty)")
+    return sorted(left)
+
+
+def _purge_sub(dfd: int, name: str, patterns: tuple[str, ...]) -> list[str]:
+    try:
+        sub = os.open(name, _DIR_FLAGS, dir_fd=dfd)
+    except FileNotFoundError:
+        return []
+    left: list[str] = []
+    try:
+        with os.scandir(sub) as it:
+            inner = list(it)
+        for e in inner:
+            if e.is_file(follow_symlinks=False) and is_known(e.name, patterns):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(e.name, dir_fd=sub)
+            else:
+                left.append(e.name)
+    finally:
+        os.close(sub)
+    if not left:
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(name, dir_fd=dfd)
+    return left
+
+
+def _finish_tombstone(root_fd: int, name: str, report: RetentionReport) -> None:
+    left = _purge(root_fd, name)
+    if left:
+        report.leftovers.append((name, left))
