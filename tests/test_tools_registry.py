@@ -16,6 +16,7 @@ from vtcode.tools.registry import (
     ToolRegistry,
     UnknownToolError,
     default_registry,
+    portable_parameters,
     spec_json,
 )
 
@@ -165,3 +166,15 @@ def test_unknown_tool_and_json_text_calls(
     (tool_ctx.workspace / "f.txt").write_text("hi\n")
     call = ToolCall(id="c1", name="read_file", arguments='{"path": "f.txt"}')
     assert tool_registry.run_call(call, tool_ctx).output == "hi"
+
+
+def test_portable_parameters_drop_only_top_level_combinators(
+    tool_registry: ToolRegistry,
+) -> None:
+    params = tool_registry.get("write_stdin").spec.parameters
+    portable = portable_parameters(params)
+    assert "anyOf" in params and "anyOf" not in portable
+    assert portable["required"] == ["session_id"]
+    assert portable["properties"] == params["properties"]
+    exec_params = tool_registry.get("exec_command").spec.parameters
+    assert portable_parameters(exec_params) is exec_params  # nested anyOf is fine everywhere

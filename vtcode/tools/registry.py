@@ -45,6 +45,21 @@ def canonical_json(data: Any) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
 
 
+_COMBINATORS = ("anyOf", "oneOf", "allOf", "not")
+
+
+def portable_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """`parameters` without top-level combinators, for providers that reject them.
+
+    Anthropic's `input_schema` refuses a top-level `anyOf`/`oneOf`/`allOf`; write_stdin's
+    "chars or action=wait" rule is one. The registry still enforces the full schema locally, so
+    a call that breaks the dropped rule gets the same clear `InvalidToolArguments`.
+    """
+    if not any(k in parameters for k in _COMBINATORS):
+        return parameters
+    return {k: v for k, v in parameters.items() if k not in _COMBINATORS}
+
+
 class ToolRegistry:
     """Tools by name. Thread-safe for lookups; registration normally happens once at start."""
 
