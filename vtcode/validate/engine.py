@@ -191,7 +191,7 @@ def validate_stream(
                                 "(1-based and gapless)",
                                 seq,
                             )
-                        last_seq = seq
+                        last_seq = max(last_seq + 1, seq)  # resync without cascading
                 else:
                     ev = obj
                 if type(ev) is not dict:

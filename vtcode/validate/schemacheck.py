@@ -364,6 +364,14 @@ class SchemaChecker:
             )
         if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             return Finding(ProblemCode.OUT_OF_RANGE, ptr, _clip(e.message), _scalar(inst))
+        if kw == "pattern" and path == ["schema_version"]:
+            return Finding(
+                ProblemCode.BAD_FORMAT,
+                ptr,
+                f"schema_version {_clip(str(inst))!r} is not a semantic version such as "
+                f"{EVENT_SCHEMA_VERSION}",
+                _scalar(inst),
+            )
         if kw in ("pattern", "format"):
             return Finding(ProblemCode.BAD_FORMAT, ptr, _clip(e.message), _scalar(inst))
         return Finding(ProblemCode.SCHEMA_VIOLATION, ptr, _clip(e.message), _scalar(inst))
