@@ -453,3 +453,36 @@ def test_response_shapes(
     shapes["spooled"] = exec_(reg, tool_ctx, command="seq 1 100000", yield_time_ms=30_000)
     normalised = {name: _shape(d) for name, d in shapes.items() if d is not None}
     assert normalised == snapshot_json
+
+
+_ORPHAN_SCRIPT = """
+import sys, time
+from pathlib import Path
+from vtcode.tools.exec_sessions import ExecSessionManager
+
+ws = Path(sys.argv[1])
+manager = ExecSessionManager()
+s = manager.start(argv=["sh", "-c", "sleep 1000 & echo child=$!; wait"], display="x",
+                  cwd=ws, workspace=ws, spool_dir=ws / "spool")
+seen, deadline = "", time.monotonic() + 20
+while "child=" not in seen and time.monotonic() < deadline:
+    s.block(time.monotonic() + 0.1, __import__("threading").Event(), drain_grace=0)
+    seen += s.respond(max_output_tokens=100, wall_started=time.monotonic())["output"]
+print(s.pid, seen.split("child=")[1].split()[0], flush=True)
+raise SystemExit(0)  # no close_all(): the atexit hook has to reap
+"""
+
+
+def test_interpreter_exit_kills_sessions_left_open(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    leader, child = (int(x) for x in proc.stdout.split())
+    assert not pid_alive(leader) and not pid_alive(child)

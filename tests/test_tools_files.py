@@ -323,3 +323,22 @@ def test_apply_patch_tolerates_whitespace_drift(
     patch = "*** Begin Patch\n*** Update File: t.py\n-x = 1\n+x = 10\n y = 2\n*** End Patch"
     tool_registry.run("apply_patch", {"input": patch}, tool_ctx)
     assert (ws / "t.py").read_text() == "x = 10\ny = 2\n"
+
+
+def test_apply_patch_deletes_a_symlink_not_its_target(
+    tool_registry: ToolRegistry, tool_ctx: ToolContext, ws: Path, tmp_path: Path
+) -> None:
+    (ws / "alias.md").symlink_to(ws / "README.md")
+    outside = tmp_path / "keep.txt"
+    outside.write_text("outside\n")
+    (ws / "out-link").symlink_to(outside)
+    for name in ("alias.md", "out-link"):
+        patch = f"*** Begin Patch\n*** Delete File: {name}\n*** End Patch"
+        tool_registry.run("apply_patch", {"input": patch}, tool_ctx)
+        assert not (ws / name).is_symlink()
+    assert (ws / "README.md").read_text() == "hello\n"
+    assert outside.read_text() == "outside\n"
+    (ws / "src/.git").symlink_to(ws / "README.md")
+    with pytest.raises(ToolError, match=r"inside a \.git/ folder"):
+        patch = "*** Begin Patch\n*** Delete File: src/.git\n*** End Patch"
+        tool_registry.run("apply_patch", {"input": patch}, tool_ctx)

@@ -22,7 +22,7 @@ from vtcode.fsutil import atomic_write_bytes
 from vtcode.providers.messages import ToolSpec
 from vtcode.tools.base import FileChange, Tool, ToolContext, ToolError, ToolResult
 from vtcode.tools.patch import FileOp, apply_hunks, parse_patch
-from vtcode.tools.paths import relative, resolve_path
+from vtcode.tools.paths import relative, resolve_entry, resolve_path
 
 READ_DEFAULT_LINES = 2000
 READ_MAX_LINES = 10_000
@@ -416,8 +416,12 @@ class ApplyPatchTool:
 
     @staticmethod
     def _plan(op: FileOp, ctx: ToolContext) -> list[tuple[Path, bytes | None, FileChangeKind]]:
-        path = resolve_path(ctx.workspace, op.path, write=True)
         where = f"patch line {op.line}"
+        if op.kind == "delete":
+            link = _symlink_entry(ctx, op.path)
+            if link is not None:  # deleting a symlink removes the link, never its target
+                return [(link, None, FileChangeKind.DELETE)]
+        path = resolve_path(ctx.workspace, op.path, write=True)
         if op.kind == "add":
             if path.exists():
                 raise ToolError(f"{where}: cannot add {op.path!r}: it already exists")
@@ -439,6 +443,12 @@ class ApplyPatchTool:
             raise ToolError(f"{where}: cannot move to {op.move_to!r}: it already exists")
         _check_parent(dest, op.move_to, where)
         return [(dest, new, FileChangeKind.ADD), (path, None, FileChangeKind.DELETE)]
+
+
+def _symlink_entry(ctx: ToolContext, raw: str) -> Path | None:
+    """The link itself when `raw` names a symlink (in a confined, writable folder)."""
+    entry = resolve_entry(ctx.workspace, raw, write=True)
+    return entry if entry.is_symlink() else None
 
 
 def _check_parent(path: Path, raw: str, where: str) -> None:

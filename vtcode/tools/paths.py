@@ -65,6 +65,22 @@ def resolve_path(
     return resolved
 
 
+def resolve_entry(workspace: Path, raw: str, *, write: bool = False, what: str = "path") -> Path:
+    """Like `resolve_path`, but the last component is not followed (to act on a symlink itself).
+
+    The parent folder is resolved and confined; the entry's own name is checked against the
+    protected names, so a link called `.git` is still refused for writes.
+    """
+    name = Path(raw).name if isinstance(raw, str) else ""
+    if name in ("", ".", ".."):
+        return resolve_path(workspace, raw, write=write, what=what)
+    parent = resolve_path(workspace, str(Path(raw).parent), write=write, what=what)
+    entry = parent / name
+    if write:
+        _refuse_protected(_rel_parts(entry, workspace_root(workspace)), raw, what)
+    return entry
+
+
 def relative(workspace: Path, path: Path) -> str:
     """`path` as a workspace-relative POSIX string (`.` for the root itself)."""
     root = workspace_root(workspace)
