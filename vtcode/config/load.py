@@ -1,11 +1,162 @@
-"""Placeholder: the config loader lands with the config work (issue 2, part 5)."""
+"""Load vtcode.toml: layer the files and `-c` overrides, validate, and remember who set what.
+
+Layers, lowest first: built-in defaults, user config, workspace `vtcode.toml`, `--config FILE`,
+then each `-c KEY=VALUE`. Tables merge key by key; any other value (arrays included) replaces.
+Files are read with stdlib `tomllib` (data-only, rejects duplicate keys and tables), capped at
+1 MiB. The merged document is checked against the generated `vtcode-toml` schema and then decoded
+into `VtcodeConfig`; every problem names its key path and the `file:line:col` of the key in the
+layer that set it. `origin()` answers which layer set a key: the hooks trust gate needs to know
+whether hooks came from the workspace or from the user's own config.
+"""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import enum
+import json
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from vtcode import schemas
+from vtcode.config import keys
 from vtcode.config.model import VtcodeConfig
+from vtcode.config.tomlscan import (
+    KeyPath,
+    Position,
+    format_key,
+    key_positions,
+    parse_key,
+    parse_key_path,
+)
+from vtcode.errors import ConfigError
+from vtcode.jsontypes import DecodeError, decode, encode
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "WORKSPACE_FILE",
+    "CheckResult",
+    "ConfigInvalid",
+    "ConfigLayer",
+    "ConfigProblem",
+    "Layer",
+    "LoadedConfig",
+    "Source",
+    "check_text",
+    "load_config",
+    "override_layer",
+    "parse_layer",
+    "read_config_text",
+    "resolve",
+    "user_config_path",
+]
+
+MAX_CONFIG_BYTES = 1024 * 1024
+WORKSPACE_FILE = "vtcode.toml"
+
+
+class Layer(enum.StrEnum):
+    """Where a value came from, lowest precedence first."""
+
+    DEFAULTS = "defaults"
+    USER = "user"
+    WORKSPACE = "workspace"
+    FILE = "file"
+    OVERRIDE = "override"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Source:
+    """One layer: its kind, the file (user/workspace/file) or the `-c` text (override)."""
+
+    layer: Layer
+    path: Path | None = None
+    override: str | None = None
+
+    def __str__(self) -> str:
+        if self.path is not None:
+            return f"{self.layer} ({self.path})"
+        if self.override is not None:
+            return f"{self.layer} (-c {self.override})"
+        return str(self.layer)
+
+    def to_json(self) -> dict[str, str]:
+        out = {"layer": str(self.layer)}
+        if self.path is not None:
+            out["path"] = str(self.path)
+        if self.override is not None:
+            out["override"] = self.override
+        return out
+
+
+DEFAULTS = Source(Layer.DEFAULTS)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One located problem: `location` is `file:line:col`, `file` or `-c KEY=VALUE`."""
+
+    message: str
+    location: str | None = None
+    key: str | None = None
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.key}: {self.message}" if self.key else self.message
+        if self.location:
+            text = f"{self.location}: {text}"
+        return f"{text}\n  hint: {self.hint}" if self.hint else text
+
+    def to_json(self) -> dict[str, str]:
+        out = {"message": self.message}
+        for name in ("location", "key", "hint"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+class ConfigInvalid(ConfigError):
+    """One or more config problems (exit 2); the message is the first, `problems` has all."""
+
+    def __init__(self, problems: Sequence[ConfigProblem]) -> None:
+        assert problems
+        self.problems = list(problems)
+        first = self.problems[0]
+        hint = first.hint
+        if len(self.problems) > 1:
+            more = f"{len(self.problems) - 1} more problem(s): run `vtcode config check` to list"
+            hint = f"{hint}; {more}" if hint else more
+        message = f"{first.key}: {first.message}" if first.key else first.message
+        super().__init__(message, location=first.location, hint=hint)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConfigLayer:
+    """One parsed layer: its data as read, and where each key path sits in its text."""
+
+    source: Source
+    data: dict[str, Any]
+    positions: Mapping[KeyPath, Position]
+    display: str  # how locations name this layer: the path as given, or `-c KEY=VALUE`
+
+    def locate(self, path: KeyPath) -> str:
+        if self.source.override is not None:
+            return self.display
+        for n in range(len(path), 0, -1):
+            pos = self.positions.get(path[:n])
+            if pos is not None:
+                return f"{self.display}:{pos[0]}:{pos[1]}"
+        return self.display
+
+
+# --------------------------------------------------------------------------------------------
+# The loaded result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -14,9 +165,485 @@ class LoadedConfig:
 
     config: VtcodeConfig
     sources: list[Path]
+    layers: tuple[ConfigLayer, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def effective(self) -> dict[str, Any]:
+        """The merged config as plain data, defaults included (unset optionals omitted)."""
+        data: dict[str, Any] = encode(self.config)
+        return data
+
+    def origin(self, key_path: str) -> Source | None:
+        """Which layer set `key_path` (`a.b`, `a.b[0].c`); None if unknown or not set.
+
+        A key nobody set reports the defaults layer. A table reports the highest layer that set
+        anything inside it. Arrays are replaced whole, so everything inside one reports the layer
+        that set the array.
+        """
+        try:
+            path = parse_key_path(key_path)
+        except ValueError:
+            return None
+        return self._origin(path)
+
+    def _origin(self, path: KeyPath) -> Source | None:
+        if keys.find(path) is None:
+            return None
+        for layer in reversed(self.layers):
+            state = _lookup(layer.data, path)
+            if state is _Found.YES:
+                return layer.source
+            if state is _Found.SHADOWED:
+                return None
+        if keys.is_dynamic(path):
+            return None
+        return DEFAULTS
+
+    def origins(self) -> dict[str, Source]:
+        """The layer of every leaf of `effective()`, keyed by dotted key path."""
+        out: dict[str, Source] = {}
+        for path, _ in _leaves(self.effective()):
+            out[format_key(path)] = self._origin(path) or DEFAULTS
+        return out
+
+
+class _Found(enum.Enum):
+    YES = 1
+    NO = 2
+    SHADOWED = 3  # a prefix is set to a non-table value here: lower layers cannot reach `path`
+
+
+def _lookup(data: Any, path: KeyPath) -> _Found:
+    node = data
+    for part in path:
+        if isinstance(node, dict) and isinstance(part, str):
+            if part not in node:
+                return _Found.NO
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int):
+            if part >= len(node):
+                return _Found.SHADOWED
+            node = node[part]
+        else:
+            return _Found.SHADOWED
+    return _Found.YES
+
+
+def _leaves(data: Mapping[str, Any], path: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
+    for k, v in data.items():
+        sub = (*path, k)
+        if isinstance(v, dict) and v:
+            yield from _leaves(v, sub)
+        else:
+            yield sub, v
+
+
+# --------------------------------------------------------------------------------------------
+# Reading layers
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """`$VTCODE_HOME/config.toml`, else `$XDG_CONFIG_HOME/vtcode/config.toml`, else ~/.config."""
+    env = os.environ if env is None else env
+    home = env.get("VTCODE_HOME")
+    if home:
+        return Path(home) / "config.toml"
+    xdg = env.get("XDG_CONFIG_HOME")
+    if xdg and Path(xdg).is_absolute():  # the XDG spec says to ignore relative values
+        return Path(xdg) / "vtcode" / "config.toml"
+    try:
+        return Path.home() / ".config" / "vtcode" / "config.toml"
+    except RuntimeError:  # no HOME and no passwd entry: there is no user config
+        return None
+
+
+def read_config_text(path: Path, *, required: bool) -> str | None:
+    """The text of a config file (at most 1 MiB, UTF-8); None if optional and missing."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        if required:
+            raise ConfigError("no such config file", location=str(path)) from None
+        return None
+    except OSError as e:
+        raise ConfigError(f"cannot read config: {e.strerror}", location=str(path)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError("not a regular file", location=str(path))
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise ConfigError(f"cannot read config: {e.strerror}", location=str(path)) from None
+    finally:
+        os.close(fd)
+    return decode_config_bytes(data, str(path))
+
+
+def decode_config_bytes(data: bytes, display: str) -> str:
+    """Enforce the size cap and UTF-8 (reporting the bad byte's line and column)."""
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file is larger than {MAX_CONFIG_BYTES} bytes", location=display)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ConfigError("not valid UTF-8", location=f"{display}:{line}:{col}") from None
+    return text.removeprefix("\ufeff")
+
+
+_AT = re.compile(
+    r"^(?P<msg>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)$"
+)
+_TWICE = re.compile(r"^Cannot declare (?P<key>\(.*\)) twice$")
+
+
+def _line_start_col(text: str, line: int) -> int:
+    lines = text.split("\n")
+    current = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(current) - len(current.lstrip(" \t")) + 1
+
+
+def _syntax_problem(err: tomllib.TOMLDecodeError, text: str, display: str) -> ConfigProblem:
+    raw = str(getattr(err, "msg", None) or err)
+    m = _AT.match(str(err))
+    if m:
+        raw = m.group("msg")
+    line = getattr(err, "lineno", None)
+    col = getattr(err, "colno", None)
+    if m and m.group("line"):
+        line, col = int(m.group("line")), int(m.group("col"))
+    if line is None or col is None:  # "at end of document"
+        line = text.count("\n") + 1
+        col = len(text) - (text.rfind("\n") + 1) + 1
+    twice = _TWICE.match(raw)
+    if twice:
+        try:
+            dotted = format_key(tuple(ast.literal_eval(twice.group("key"))))
+        except (ValueError, SyntaxError):
+            dotted = twice.group("key")
+        message = f"{dotted} is declared twice (duplicate table or key)"
+        col = _line_start_col(text, line)  # tomllib points past the header, not at it
+    elif raw == "Cannot overwrite a value":
+        message = "duplicate key: this key already has a value"
+        col = _line_start_col(text, line)
+    else:
+        message = raw[:1].lower() + raw[1:]
+    return ConfigProblem(f"TOML syntax error: {message}", location=f"{display}:{line}:{col}")
+
+
+def parse_layer(text: str, source: Source, display: str | None = None) -> ConfigLayer:
+    """Parse one config text; a syntax error raises `ConfigInvalid` located at file:line:col."""
+    shown = display if display is not None else str(source.path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigInvalid([_syntax_problem(e, text, shown)]) from None
+    return ConfigLayer(source=source, data=data, positions=key_positions(text), display=shown)
+
+
+def override_layer(text: str) -> ConfigLayer:
+    """One `-c KEY=VALUE`: VALUE is TOML, or a plain string when it is not valid TOML."""
+    display = f"-c {text}"
+    key_text, eq, value_text = text.partition("=")
+    try:
+        if not eq:
+            raise ValueError("expected KEY=VALUE")
+        path = parse_key(key_text.strip())
+    except ValueError as e:
+        raise ConfigInvalid([ConfigProblem(str(e), location=display)]) from None
+    value = keys.parse_value(value_text.strip(), keys.find(path))
+    data: dict[str, Any] = {path[-1]: value}
+    for part in reversed(path[:-1]):
+        data = {part: data}
+    return ConfigLayer(Source(Layer.OVERRIDE, override=text), data, {}, display)
+
+
+# --------------------------------------------------------------------------------------------
+# Resolving layers into one config
+
+
+def resolve(layers: Sequence[ConfigLayer]) -> LoadedConfig:
+    """Merge, validate and decode layers (lowest first); `ConfigInvalid` lists every problem."""
+    warnings: list[str] = []
+    problems: list[ConfigProblem] = []
+    fixed = [_apply_aliases(layer, warnings, problems) for layer in layers]
+    for layer in fixed:
+        for path in keys.unknown_keys(layer.data):
+            hint = keys.suggest(path)
+            problems.append(
+                ConfigProblem(
+                    "unknown key",
+                    location=layer.locate(path),
+                    key=format_key(path),
+                    hint=f"did you mean {hint}?" if hint else None,
+                )
+            )
+    merged: dict[str, Any] = {}
+    for layer in fixed:
+        merged = _merge(merged, layer.data)
+    merged = keys.coerce(merged, keys.root())
+    bad_numbers = list(keys.non_finite(merged))
+    for path in bad_numbers:
+        problems.append(_at(fixed, path, "expected a finite number, got inf or nan"))
+    reported = {format_key(p) for p in bad_numbers}
+    problems.extend(p for p in _schema_problems(fixed, merged) if p.key not in reported)
+    if problems:
+        raise ConfigInvalid(sorted(problems, key=lambda p: _order(fixed, p)))
+    try:
+        config = decode(VtcodeConfig, merged)
+    except DecodeError as e:
+        raise ConfigInvalid([_at(fixed, _pointer_path(merged, e.pointer), e.reason)]) from None
+    sources = [la.source.path for la in fixed if la.source.path is not None]
+    return LoadedConfig(
+        config=config, sources=sources, layers=tuple(fixed), warnings=tuple(warnings)
+    )
+
+
+def _apply_aliases(
+    layer: ConfigLayer, warnings: list[str], problems: list[ConfigProblem]
+) -> ConfigLayer:
+    if not any(_lookup(layer.data, old) is _Found.YES for old in keys.ALIASES):
+        return layer
+    data = _copy_tables(layer.data)
+    positions = dict(layer.positions)
+    for old, new_name in keys.ALIASES.items():
+        parent = data
+        for part in old[:-1]:
+            nxt = parent.get(str(part)) if isinstance(parent, dict) else None
+            if not isinstance(nxt, dict):
+                break
+            parent = nxt
+        else:
+            name = str(old[-1])
+            if name not in parent:
+                continue
+            new = (*old[:-1], new_name)
+            if new_name in parent:
+                problems.append(
+                    ConfigProblem(
+                        f"both {format_key(old)} (deprecated alias) and {format_key(new)} are set",
+                        location=layer.locate(old),
+                        key=format_key(old),
+                        hint=f"move these hooks into {format_key(new)}",
+                    )
+                )
+                del parent[name]  # reported once, not again as an unknown key
+                continue
+            parent[new_name] = parent.pop(name)
+            for p, pos in layer.positions.items():
+                if p[: len(old)] == old:
+                    positions.setdefault((*new, *p[len(old) :]), pos)
+            warnings.append(
+                f"{layer.locate(old)}: {format_key(old)} is a deprecated alias of {format_key(new)}"
+            )
+    return dataclasses.replace(layer, data=data, positions=positions)
+
+
+def _copy_tables(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: _copy_tables(v) if isinstance(v, dict) else v for k, v in data.items()}
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        old = out.get(k)
+        out[k] = _merge(old, v) if isinstance(old, dict) and isinstance(v, dict) else v
+    return out
+
+
+def _owner(layers: Sequence[ConfigLayer], path: KeyPath) -> ConfigLayer | None:
+    """The layer whose value is at `path` in the merged document."""
+    for n in range(len(path), 0, -1):
+        for layer in reversed(layers):
+            if _lookup(layer.data, path[:n]) is _Found.YES:
+                return layer
+    return None
+
+
+def _at(layers: Sequence[ConfigLayer], path: KeyPath, message: str) -> ConfigProblem:
+    owner = _owner(layers, path)
+    return ConfigProblem(
+        message,
+        location=owner.locate(path) if owner else None,
+        key=format_key(path) if path else None,
+    )
+
+
+def _order(layers: Sequence[ConfigLayer], problem: ConfigProblem) -> tuple[int, int, int]:
+    """Problems in reading order: by layer, then line and column within it."""
+    loc = problem.location or ""
+    for i, layer in enumerate(layers):
+        if loc == layer.display or loc.startswith(layer.display + ":"):
+            rest = loc[len(layer.display) + 1 :].split(":")
+            if len(rest) == 2 and rest[0].isdigit() and rest[1].isdigit():
+                return (i, int(rest[0]), int(rest[1]))
+            return (i, 0, 0)
+    return (len(layers), 0, 0)
+
+
+def _pointer_path(data: Any, pointer: str) -> KeyPath:
+    out: list[str | int] = []
+    node = data
+    for token in pointer.split("/")[1:]:
+        part: str | int = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and isinstance(part, str) and part.isdigit():
+            part = int(part)
+        out.append(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return tuple(out)
+
+
+def _schema_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> list[ConfigProblem]:
+    try:
+        if schemas.fast_validator(keys.SCHEMA_NAME).is_valid(merged):
+            return []
+    except ValueError:  # a type jsonschema-rs cannot read (a TOML date): the reference says why
+        pass
+    validator = schemas.reference_validator(keys.SCHEMA_NAME)
+    out: list[ConfigProblem] = []
+    for err in validator.iter_errors(merged):
+        if err.validator == "additionalProperties":
+            continue  # unknown keys are reported (with did-you-mean) before the schema runs
+        path: KeyPath = tuple(err.absolute_path)
+        out.append(_at(layers, path, _describe(err)))
+    return out
+
+
+def _toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "table"
+    return "date/time"
+
+
+_JSON_TO_TOML = {
+    "number": "a float",
+    "integer": "an integer",
+    "string": "a string",
+    "boolean": "a boolean",
+    "array": "an array",
+    "object": "a table",
+}
+
+
+def _show(value: Any) -> str:
+    kind = _toml_type(value)
+    if kind in ("table", "array", "date/time"):
+        return f"a {kind}" if kind != "array" else "an array"
+    if kind == "string":
+        return f"string {_toml_string(value)}"
+    return f"{kind} {_toml_scalar(value)}"
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML
+
+
+def _toml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def _describe(err: Any) -> str:
+    kind = err.validator
+    value = err.instance
+    if kind == "type":
+        wanted = (
+            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        )
+        names = " or ".join(_JSON_TO_TOML.get(str(w), str(w)) for w in wanted)
+        return f"expected {names}, got {_show(value)}"
+    if kind == "enum":
+        allowed = ", ".join(str(v) for v in err.validator_value)
+        if isinstance(value, str):
+            return f"unknown value {_toml_string(value)} (expected one of: {allowed})"
+        return f"expected one of: {allowed}; got {_show(value)}"
+    if kind == "minimum":
+        return f"{_toml_scalar(value)} is below the minimum {err.validator_value}"
+    if kind == "maximum":
+        return f"{_toml_scalar(value)} is above the maximum {err.validator_value}"
+    if kind == "required":
+        missing = [k for k in err.validator_value if k not in value]
+        return "missing required key " + ", ".join(repr(k) for k in missing)
+    return str(err.message)
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+
+
+def _file_layer(path: Path, layer: Layer, *, required: bool) -> ConfigLayer | None:
+    text = read_config_text(path, required=required)
+    if text is None:
+        return None
+    return parse_layer(text, Source(layer, path=path))
 
 
 def load_config(
-    *, workspace: Path, config_file: Path | None = None, overrides: list[str] | None = None
+    *,
+    workspace: Path,
+    config_file: Path | None = None,
+    overrides: list[str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
-    return LoadedConfig(config=VtcodeConfig(), sources=[])
+    """Read every layer (user, workspace, `--config`, `-c`) over the defaults, and validate."""
+    wanted: list[tuple[Path, Layer, bool]] = []
+    user = user_config_path(env)
+    if user is not None:
+        wanted.append((user, Layer.USER, False))
+    wanted.append((workspace / WORKSPACE_FILE, Layer.WORKSPACE, False))
+    if config_file is not None:
+        wanted.append((config_file, Layer.FILE, True))
+    layers: list[ConfigLayer] = []
+    problems: list[ConfigProblem] = []
+    for path, kind, required in wanted:
+        try:
+            layer = _file_layer(path, kind, required=required)
+        except ConfigInvalid as e:
+            problems.extend(e.problems)
+            continue
+        except ConfigError as e:
+            problems.append(ConfigProblem(e.message, location=e.location, hint=e.hint))
+            continue
+        if layer is not None:
+            layers.append(layer)
+    for text in overrides or []:
+        try:
+            layers.append(override_layer(text))
+        except ConfigInvalid as e:
+            problems.extend(e.problems)
+    if problems:
+        raise ConfigInvalid(problems)
+    return resolve(layers)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CheckResult:
+    """What `config check` reports: problems (empty when valid) and warnings."""
+
+    problems: list[ConfigProblem]
+    warnings: tuple[str, ...] = ()
+
+
+def check_text(text: str, display: str, layer: Layer = Layer.FILE) -> CheckResult:
+    """Check one config text on its own over the defaults (`config check FILE`)."""
+    path = None if display == "<stdin>" else Path(display)
+    try:
+        loaded = resolve([parse_layer(text, Source(layer, path=path), display)])
+    except ConfigInvalid as e:
+        return CheckResult(e.problems)
+    return CheckResult([], loaded.warnings)
