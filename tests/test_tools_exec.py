@@ -486,3 +486,16 @@ def test_interpreter_exit_kills_sessions_left_open(tmp_path: Path) -> None:
     )
     leader, child = (int(x) for x in proc.stdout.split())
     assert not pid_alive(leader) and not pid_alive(child)
+
+
+def test_writing_to_a_process_that_does_not_read_cannot_hang(
+    reg: ToolRegistry, tool_ctx: ToolContext
+) -> None:
+    first = exec_(reg, tool_ctx, command=TICKER, yield_time_ms=0)  # never reads stdin
+    started = time.monotonic()
+    with pytest.raises(ToolError, match=r"wrote \d+ of 4000000 bytes; the process is not reading"):
+        stdin_(
+            reg, tool_ctx, session_id=first["session_id"], chars="x" * 4_000_000, yield_time_ms=0
+        )
+    assert time.monotonic() - started < 10
+    assert pid_alive(first["process_id"])

@@ -24,6 +24,7 @@ import errno
 import itertools
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -48,6 +49,7 @@ SPOOLED_PREVIEW_CAP = 6 * 1024  # guide: spooled previews are capped at min(budg
 UNREAD_CAP = MAX_OUTPUT_TOKENS * BYTES_PER_TOKEN + 16 * 1024  # per head and per tail
 DRAIN_GRACE_SECS = 0.25  # after exit, how long a response waits for the pipe to reach EOF
 KILL_GRACE_SECS = 2.0
+STDIN_WRITE_TIMEOUT_SECS = 5.0
 MAX_SESSIONS = 64
 TRUNCATION_MARKER = "\n[Output truncated]"
 BACKEND = "pipe"
@@ -364,6 +366,9 @@ class ExecSession:
         except OSError as exc:
             raise ToolError(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
         self.pid = self.proc.pid
+        self._stdin_lock = threading.Lock()
+        if self.proc.stdin is not None:
+            os.set_blocking(self.proc.stdin.fileno(), False)
         self.pgid = self.pid  # start_new_session: the child leads its own group
         self._timeout = timeout
         self._pump = threading.Thread(
@@ -412,7 +417,7 @@ class ExecSession:
         with self.cond:
             self.exit_code = 128 - code if code < 0 else code  # -SIG -> 128+SIG like a shell
             self.cond.notify_all()
-        with contextlib.suppress(OSError, ValueError):
+        with self._stdin_lock, contextlib.suppress(OSError, ValueError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()  # nobody can read it any more; free the fd
 
@@ -423,27 +428,52 @@ class ExecSession:
         with self.cond:
             return self.exit_code is not None
 
-    def write(self, chars: str) -> None:
-        """Send `chars` to stdin; a trailing Ctrl-D (\\x04) closes stdin after writing."""
-        stdin = self.proc.stdin
-        if self.is_exited or stdin is None or stdin.closed:
-            raise ToolError(
-                f"session {self.session_id} "
-                + ("has exited" if self.is_exited else "has its stdin closed")
-                + "; stdin can no longer be written"
-            )
+    def write(
+        self,
+        chars: str,
+        *,
+        timeout: float = STDIN_WRITE_TIMEOUT_SECS,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        """Send `chars` to stdin; a trailing Ctrl-D (\\x04) closes stdin after writing.
+
+        stdin is non-blocking: a process that stops reading cannot hang the tool call. After
+        `timeout` seconds (or on cancel) with bytes still unwritten this raises, saying how many
+        bytes went in.
+        """
         close = chars.endswith("\x04")
-        data = (chars[:-1] if close else chars).encode("utf-8")
-        try:
-            if data:
-                stdin.write(data)
-                stdin.flush()
-            if close:
-                stdin.close()
-        except (BrokenPipeError, ValueError, OSError) as exc:
-            raise ToolError(
-                f"session {self.session_id}: stdin is closed ({type(exc).__name__})"
-            ) from exc
+        data = memoryview((chars[:-1] if close else chars).encode("utf-8"))
+        total = len(data)
+        deadline = time.monotonic() + timeout
+        with self._stdin_lock:
+            stdin = self.proc.stdin
+            if self.is_exited or stdin is None or stdin.closed:
+                raise ToolError(
+                    f"session {self.session_id} "
+                    + ("has exited" if self.is_exited else "has its stdin closed")
+                    + "; stdin can no longer be written"
+                )
+            fd = stdin.fileno()
+            try:
+                while data:
+                    try:
+                        n = os.write(fd, data)
+                        data = data[n:]
+                        continue
+                    except BlockingIOError:
+                        pass
+                    if time.monotonic() >= deadline or (cancel is not None and cancel.is_set()):
+                        raise ToolError(
+                            f"session {self.session_id}: wrote {total - len(data)} of {total} "
+                            "bytes; the process is not reading its stdin"
+                        )
+                    select.select([], [fd], [], _POLL_SECS)
+                if close:
+                    stdin.close()
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                raise ToolError(
+                    f"session {self.session_id}: stdin is closed ({type(exc).__name__})"
+                ) from exc
 
     def block(self, deadline: float, cancel: threading.Event, *, drain_grace: float) -> bool:
         """Wait until exited and drained, `deadline` (monotonic) or cancel; True if cancelled.

@@ -210,11 +210,11 @@ class WriteStdinTool:
         if action == "wait":
             return self._wait(session, arguments, ctx, started, max_tokens)
         chars = arguments.get("chars", "")
+        yield_ms = int(arguments.get("yield_time_ms", DEFAULT_YIELD_MS))
         if action == "write" and chars:
-            session.write(chars)
+            session.write(chars, timeout=max(1.0, yield_ms / 1000.0), cancel=ctx.cancel)
         elif action == "write" and "chars" not in arguments:
             raise ToolError("action=write needs `chars`")
-        yield_ms = int(arguments.get("yield_time_ms", DEFAULT_YIELD_MS))
         cancelled = session.block(
             started + yield_ms / 1000.0, ctx.cancel, drain_grace=DRAIN_GRACE_SECS
         )
@@ -232,7 +232,7 @@ class WriteStdinTool:
         max_tokens: int,
     ) -> ToolResult:
         if arguments.get("chars"):
-            session.write(arguments["chars"])
+            session.write(arguments["chars"], cancel=ctx.cancel)
         requested = arguments.get("wait_timeout_seconds", arguments.get("timeout_seconds"))
         requested_s = float(requested) if requested is not None else float(DEFAULT_WAIT_SECONDS)
         deadline_s = max(0.0, min(requested_s, float(ctx.long_running_ceiling_secs)))
