@@ -165,6 +165,7 @@ class SSEServer:
         self.replies: list[ScriptedReply] = []
         self.requests: list[SeenRequest] = []
         self.release = _threading.Event()
+        self.arrived = _threading.Event()  # set when a request has been read
         self._lock = _threading.Lock()
         server = self
 
@@ -186,6 +187,7 @@ class SSEServer:
                             body,
                         )
                     )
+                    server.arrived.set()
                     reply = (
                         server.replies.pop(0)
                         if server.replies

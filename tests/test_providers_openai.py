@@ -440,3 +440,28 @@ def test_invalid_base_url_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("OPENAI_BASE_URL", "localhost:11434")
     with pytest.raises(UsageError, match="invalid base URL for openai"):
         OpenAIProvider(model="m")
+
+
+def test_interrupt_from_another_thread_aborts_a_silent_stream(sse_server: SSEServer) -> None:
+    import threading
+
+    from vtcode.providers.base import ProviderInterrupted
+
+    p = make(sse_server, retry=RetryPolicy(max_retries=0), timeout=20.0)
+    sse_server.queue(ScriptedReply(chunks=[b": waiting\n\n"], hang=True))
+    outcome: list[BaseException] = []
+
+    def consume() -> None:
+        try:
+            list(p.stream(req()))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    t = threading.Thread(target=consume)
+    t.start()
+    assert sse_server.arrived.wait(5)
+    p.interrupt()
+    t.join(5)
+    assert not t.is_alive()
+    assert [type(e) for e in outcome] == [ProviderInterrupted]
+    p.close()

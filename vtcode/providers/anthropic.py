@@ -200,7 +200,6 @@ class AnthropicProvider:
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.body(request)
-        self._http.begin()
 
         def attempt() -> Iterator[StreamEvent]:
             return self._decode(self._http.stream("/v1/messages", body))

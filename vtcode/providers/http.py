@@ -208,7 +208,11 @@ class SSETransport:
         self._client.close()
 
     def interrupt(self) -> None:
-        """Abort the response being read (best effort from another thread)."""
+        """Abort the response being read, or else the next request (one interrupt, one abort).
+
+        Best effort from another thread: a read blocked in the kernel ends when the response is
+        closed; the loop's signal-driven cancellation interrupts the read directly.
+        """
         self._interrupt.set()
         active = self._active
         if active is not None:
@@ -217,17 +221,20 @@ class SSETransport:
 
     def wait(self, seconds: float) -> None:
         """Sleep between retries, cut short (and raising) by `interrupt()`."""
-        if self._interrupt.wait(seconds):
-            raise ProviderInterrupted(provider=self.provider)
+        self._interrupt.wait(seconds)
+        self.check_interrupt()
 
-    def begin(self) -> None:
-        self._interrupt.clear()
+    def check_interrupt(self) -> None:
+        if self._interrupt.is_set():
+            self._interrupt.clear()
+            raise ProviderInterrupted(provider=self.provider)
 
     def _error(self, text: str, kind: FailureKind = FailureKind.TRANSIENT) -> ProviderError:
         return ProviderError(text, kind=kind, provider=self.provider)
 
     def _map_transport(self, exc: httpx.HTTPError, url: str) -> ProviderError:
         if self._interrupt.is_set():
+            self._interrupt.clear()
             return ProviderInterrupted(provider=self.provider)
         if isinstance(exc, httpx.TimeoutException):
             phase = {
@@ -252,6 +259,7 @@ class SSETransport:
         """POST `body` and yield SSE events; raise a classified `ProviderError` on failure."""
         url = self.url(path)
         payload = orjson.dumps(body)
+        self.check_interrupt()
         try:
             with self._client.stream(
                 "POST", url, content=payload, headers={"content-type": "application/json"}
@@ -267,8 +275,7 @@ class SSETransport:
                         raise self._body_error(response.status_code, raw, response.headers)
                     parser = SSEParser()
                     for chunk in response.iter_raw():
-                        if self._interrupt.is_set():
-                            raise ProviderInterrupted(provider=self.provider)
+                        self.check_interrupt()
                         yield from parser.feed(chunk)
                     yield from parser.close()
                 finally:

@@ -173,7 +173,6 @@ class OpenAIProvider:
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.body(request)
-        self._http.begin()
 
         def attempt() -> Iterator[StreamEvent]:
             return self._decode(self._http.stream("/chat/completions", body))

@@ -117,7 +117,10 @@ class ReplayProvider:
         """Nothing to release."""
 
     def interrupt(self) -> None:
-        """Abort a stream in progress (its delay or its deltas) with `ProviderInterrupted`."""
+        """Abort the stream in progress (its delay or its deltas), or else the next one.
+
+        The stream raises `ProviderInterrupted`; one interrupt aborts exactly one stream.
+        """
         self._interrupt.set()
 
     @property
@@ -130,7 +133,6 @@ class ReplayProvider:
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         """Play the next scripted response for `request` (consumed when iteration starts)."""
-        self._interrupt.clear()
         if request.purpose == "summary":
             return self._play_summary(request)
         return self._play_turn(request)
@@ -198,9 +200,10 @@ class ReplayProvider:
                 )
 
     def _wait(self, delay_ms: int | None) -> None:
-        if delay_ms and self._interrupt.wait(delay_ms / 1000):
-            raise ProviderInterrupted(provider=self.name)
+        if delay_ms:
+            self._interrupt.wait(delay_ms / 1000)
         if self._interrupt.is_set():
+            self._interrupt.clear()
             raise ProviderInterrupted(provider=self.name)
 
     def _play(
