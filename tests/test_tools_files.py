@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from vtcode.events.enums import FileChangeKind
+from vtcode.tools import files
 from vtcode.tools.base import FileChange, ToolContext, ToolError
 from vtcode.tools.files import ApplyPatchTool
 from vtcode.tools.paths import relative, resolve_path
@@ -131,6 +132,19 @@ def test_read_file_bounds_long_lines(tool_registry: ToolRegistry, tool_ctx: Tool
     assert len(out) < 3000
 
 
+def test_read_file_last_line_without_newline_and_huge_files(
+    tool_registry: ToolRegistry, tool_ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tool_ctx.workspace / "t.txt").write_text("a\nlast")
+    assert run(tool_registry, tool_ctx, "read_file", path="t.txt") == "a\nlast"
+    # past READ_COUNT_MAX_BYTES the line count is not exact any more, and is not claimed
+    monkeypatch.setattr(files, "READ_COUNT_MAX_BYTES", 4096)
+    (tool_ctx.workspace / "huge.txt").write_bytes(b"0123456789abcdef\n" * 1000)
+    res = tool_registry.run("read_file", {"path": "huge.txt", "limit": 2}, tool_ctx)
+    assert res.output.startswith("0123456789abcdef\n0123456789abcdef\n[showing lines 1-2 (the file")
+    assert res.data is not None and "total_lines" not in res.data and res.data["truncated"]
+
+
 def test_list_files_skips_internals_and_bounds(
     tool_registry: ToolRegistry, tool_ctx: ToolContext, ws: Path
 ) -> None:
@@ -181,6 +195,18 @@ def test_grep_stops_at_max_matches(tool_registry: ToolRegistry, tool_ctx: ToolCo
     res = tool_registry.run("grep", {"pattern": "hit", "max_matches": 3}, tool_ctx)
     assert res.output.splitlines()[:3] == ["many.txt:1:hit", "many.txt:2:hit", "many.txt:3:hit"]
     assert "[stopped at 3 matches" in res.output
+
+
+def test_grep_stops_on_time_budget_and_cancel(
+    tool_registry: ToolRegistry, tool_ctx: ToolContext, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files, "GREP_TIME_BUDGET_SECS", -1.0)
+    res = tool_registry.run("grep", {"pattern": "hello"}, tool_ctx)
+    assert res.output == "[no matches]\n[search stopped after 0 files: time budget of -1 s used up]"
+    assert res.data is not None and res.data["truncated"] is True
+    monkeypatch.setattr(files, "GREP_TIME_BUDGET_SECS", 20.0)
+    tool_ctx.cancel.set()
+    assert "cancelled" in tool_registry.run("grep", {"pattern": "hello"}, tool_ctx).output
 
 
 # -- write_file ----------------------------------------------------------------------------

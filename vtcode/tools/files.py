@@ -14,6 +14,7 @@ import fnmatch
 import os
 import re
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,15 @@ READ_DEFAULT_LINES = 2000
 READ_MAX_LINES = 10_000
 READ_MAX_BYTES = 256 * 1024
 LINE_MAX_CHARS = 2000
+READ_COUNT_MAX_BYTES = 64 * 1024 * 1024  # beyond this, read_file stops counting lines
+_READ_PIECE = 64 * 1024
 LIST_DEFAULT_ENTRIES = 500
 LIST_MAX_ENTRIES = 5000
 GREP_DEFAULT_MATCHES = 200
 GREP_MAX_MATCHES = 2000
 GREP_MAX_FILE_BYTES = 8 * 1024 * 1024
 GREP_LINE_CHARS = 500
+GREP_TIME_BUDGET_SECS = 20.0  # checked between files; one pathological regex can still overrun
 WRITE_MAX_BYTES = 16 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", ".vtcode"})
 _BINARY_SNIFF = 8192
@@ -127,41 +131,68 @@ class ReadFileTool:
         offset = int(arguments.get("offset", 1))
         limit = int(arguments.get("limit", READ_DEFAULT_LINES))
         fd = _open_regular(path, raw)
-        out: list[str] = []
-        size = 0
-        total = 0
-        cut_bytes = False
         with os.fdopen(fd, "rb") as f:
             if b"\x00" in f.read(_BINARY_SNIFF):
                 raise ToolError(f"{raw!r} looks like a binary file")
             f.seek(0)
-            for total, bline in enumerate(f, start=1):
-                if total < offset or len(out) >= limit or cut_bytes:
-                    continue
-                text = _clip(bline.decode("utf-8", "replace").rstrip("\n"), LINE_MAX_CHARS)
-                if size + len(text) + 1 > READ_MAX_BYTES:
-                    cut_bytes = True
-                    continue
-                out.append(text)
-                size += len(text) + 1
+            out, total, exact = _read_lines(f, offset, limit)
         end = offset + len(out) - 1
         body = "\n".join(out)
-        more = end < total
-        if more:
+        more = end < total or not exact
+        if more and out:
+            of = f"of {total}" if exact else "(the file is too large to count its lines)"
             body += (
-                f"\n[showing lines {offset}-{end} of {total}; "
+                f"\n[showing lines {offset}-{end} {of}; "
                 f"call read_file with offset={end + 1} to continue]"
             )
         elif offset > total and total:
             body = f"[offset {offset} is past the end of the file ({total} lines)]"
-        data = {
+        data: dict[str, Any] = {
             "path": relative(ctx.workspace, path),
             "start_line": offset,
             "end_line": max(end, offset - 1),
-            "total_lines": total,
             "truncated": more,
         }
+        if exact:
+            data["total_lines"] = total
         return ToolResult(output=body, data=data)
+
+
+def _read_lines(f: Any, offset: int, limit: int) -> tuple[list[str], int, bool]:
+    """Lines offset..offset+limit-1 (clipped, within READ_MAX_BYTES), the line count, and
+    whether that count is exact (counting stops after READ_COUNT_MAX_BYTES).
+
+    Reads in bounded pieces, so a gigabyte without a newline never sits in memory.
+    """
+    out: list[str] = []
+    size = 0
+    lineno = 0
+    consumed = 0
+    at_start = True
+    full = False
+    while True:
+        piece = f.readline(_READ_PIECE)
+        if not piece:
+            return out, lineno, True
+        consumed += len(piece)
+        starts_line = at_start
+        at_start = piece.endswith(b"\n")
+        if not starts_line:
+            continue  # the rest of an over-long line: already clipped
+        lineno += 1
+        if full and consumed > READ_COUNT_MAX_BYTES:
+            return out, lineno, False
+        if lineno < offset or full:
+            continue
+        text = piece.decode("utf-8", "replace").rstrip("\n")
+        whole = at_start or len(piece) < _READ_PIECE  # a short piece without "\n": last line
+        text = _clip(text, LINE_MAX_CHARS) if whole else text[:LINE_MAX_CHARS] + " [line truncated]"
+        if size + len(text) + 1 > READ_MAX_BYTES:
+            full = True
+            continue
+        out.append(text)
+        size += len(text) + 1
+        full = len(out) >= limit
 
 
 def _skip_dir(name: str) -> bool:
@@ -268,7 +299,15 @@ class GrepTool:
         matches: list[str] = []
         files_searched = 0
         truncated = False
+        deadline = time.monotonic() + GREP_TIME_BUDGET_SECS
+        stopped: str | None = None
         for file in _walk_files(base):
+            if ctx.cancel.is_set():
+                stopped = "cancelled"
+            elif time.monotonic() > deadline:
+                stopped = f"time budget of {GREP_TIME_BUDGET_SECS:g} s used up"
+            if stopped:
+                break
             rel = relative(ctx.workspace, file)
             if glob and not _glob_match(glob, rel):
                 continue
@@ -284,7 +323,13 @@ class GrepTool:
         body = "\n".join(matches) if matches else "[no matches]"
         if truncated:
             body += f"\n[stopped at {cap} matches; narrow the pattern, path or glob]"
-        data = {"matches": len(matches), "files_searched": files_searched, "truncated": truncated}
+        if stopped:
+            body += f"\n[search stopped after {files_searched} files: {stopped}]"
+        data = {
+            "matches": len(matches),
+            "files_searched": files_searched,
+            "truncated": truncated or stopped is not None,
+        }
         return ToolResult(output=body, data=data)
 
 
