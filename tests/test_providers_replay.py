@@ -20,6 +20,7 @@ from syrupy.assertion import SnapshotAssertion
 from vtcode import schemas
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import ExitCode, UsageError
+from vtcode.events.types import Usage
 from vtcode.jsontypes import encode
 from vtcode.providers.base import FailureKind, Provider, ProviderError, ProviderInterrupted
 from vtcode.providers.messages import (
@@ -484,3 +485,47 @@ def test_tool_spec_sizes_count_toward_the_estimate() -> None:
     b = list(provider('[[turn]]\ntext = "a"\n').stream(with_tools))[-1]
     assert isinstance(a, ResponseCompleted) and isinstance(b, ResponseCompleted)
     assert b.usage.input_tokens > a.usage.input_tokens
+
+
+ARCHITECTURE_EXAMPLE = """\
+[provider]                         # all optional
+model = "replay-1"
+context_window = 200000            # provider capacity in tokens
+pricing = { input_per_mtok = 3.0, output_per_mtok = 15.0 }   # absent: pricing unknown
+
+[[turn]]                           # one model response per [[turn]], consumed in order
+reasoning = "optional reasoning text"
+text = "I'll list the files."
+stop_reason = "tool_calls"         # end_turn | tool_calls | max_tokens | …
+usage = { input_tokens = 1200, output_tokens = 40, cached_input_tokens = 0 }
+[[turn.tool_calls]]
+name = "exec_command"
+arguments = { command = "ls -la" }
+
+[[turn]]
+fail = "transient"                 # an injected provider failure: transient | fatal
+
+[[turn]]
+text = "Done."
+stop_reason = "end_turn"
+"""
+
+
+def test_the_documented_core_format_keeps_working() -> None:
+    """ARCHITECTURE.md's example, verbatim: the core every version must accept."""
+    p = provider(ARCHITECTURE_EXAMPLE)
+    assert (p.model, p.context_window) == ("replay-1", 200000)
+    first = list(p.stream(request()))
+    assert first[-1] == ResponseCompleted("tool_calls", Usage(input_tokens=1200, output_tokens=40))
+    with pytest.raises(ProviderError) as info:
+        list(p.stream(request()))
+    assert info.value.kind is FailureKind.TRANSIENT
+    assert joined_text(p.stream(request())) == "Done."
+    with pytest.raises(ProviderError, match="exhausted after 3 turns"):
+        list(p.stream(request()))
+
+
+def test_schema_and_parser_agree_on_unknown_keys() -> None:
+    data = tomllib.loads('[[turn]]\ntext = "a"\ncolour = "red"\n')
+    assert list(schemas.reference_validator("replay-script").iter_errors(data))
+    script_error('[[turn]]\ntext = "a"\ncolour = "red"\n')

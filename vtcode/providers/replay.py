@@ -101,7 +101,8 @@ class ReplayProvider:
 
     @classmethod
     def from_file(cls, path: Path, *, model: str | None = None) -> ReplayProvider:
-        return cls(load_script(path), source=str(path), model=model)
+        """Load `path`; messages name the script by its file name (stable across machines)."""
+        return cls(load_script(path), source=path.name, model=model)
 
     # ---- Provider protocol -----------------------------------------------------------------
 
