@@ -40,6 +40,8 @@ Progress = Callable[[int], None]
 
 _PROGRESS_MASK = (1 << 14) - 1
 _UNKNOWN_BUCKET = "unknown"
+_MAX_MESSAGE = 400  # a hostile log must not blow up the report (or the terminal)
+_MAX_VALUE = 160
 
 
 class _Problems:
@@ -67,6 +69,10 @@ class _Problems:
         else:
             self.warnings += 1
         if len(self.items) < self.cap:
+            if len(message) > _MAX_MESSAGE:
+                message = message[: _MAX_MESSAGE - 1] + "…"
+            if isinstance(value, str) and len(value) > _MAX_VALUE:
+                value = value[: _MAX_VALUE - 1] + "…"
             self.items.append(
                 Problem(
                     line=line,

@@ -26,6 +26,12 @@ _TURN_ENDS = frozenset({"turn.completed", "turn.failed"})
 _OPEN_ITEMS_LISTED = 5
 
 
+def _q(text: object) -> str:
+    """Quote a value from the log for a message: escaped (no terminal control codes), clipped."""
+    r = repr(text)
+    return r if len(r) <= 80 else r[:79] + "…"
+
+
 class Lifecycle:
     """Feed events in order with `feed`, then call `finish` once at the end of the log."""
 
@@ -61,7 +67,7 @@ class Lifecycle:
                     self._ev + "/type",
                     ProblemCode.AFTER_THREAD_COMPLETED,
                     _E,
-                    f"{etype} after thread.completed (line {self.completed_line}); "
+                    f"{_q(etype)} after thread.completed (line {self.completed_line}); "
                     "thread.completed must be last",
                     etype,
                 )
@@ -74,7 +80,7 @@ class Lifecycle:
                     self._ev + "/type",
                     ProblemCode.NOT_STARTED_FIRST,
                     _E,
-                    f"the first event is {etype}, not thread.started",
+                    f"the first event is {_q(etype)}, not thread.started",
                     etype,
                 )
         if etype in _ITEM_EVENTS:
@@ -128,7 +134,7 @@ class Lifecycle:
                     self._ev + "/thread_id",
                     ProblemCode.THREAD_ID_MISMATCH,
                     _W,
-                    f"thread_id {tid!r} differs from {self.thread_id!r} of thread.started",
+                    f"thread_id {_q(tid)} differs from {_q(self.thread_id)} of thread.started",
                     tid,
                 )
 
@@ -150,7 +156,7 @@ class Lifecycle:
                     ptr,
                     ProblemCode.ITEM_NOT_STARTED,
                     _E,
-                    f"item.updated for item {iid!r}, which was never started",
+                    f"item.updated for item {_q(iid)}, which was never started",
                     iid,
                 )
             elif etype == "item.started":
@@ -168,7 +174,7 @@ class Lifecycle:
                 ptr,
                 ProblemCode.ITEM_AFTER_COMPLETED,
                 _E,
-                f"{etype} for item {iid!r} after its item.completed at line {-state}",
+                f"{etype} for item {_q(iid)} after its item.completed at line {-state}",
                 iid,
             )
         elif etype == "item.started":
@@ -177,7 +183,7 @@ class Lifecycle:
                 ptr,
                 ProblemCode.DUPLICATE_ITEM_STARTED,
                 _E,
-                f"item {iid!r} was already started at line {state}",
+                f"item {_q(iid)} was already started at line {state}",
                 iid,
             )
         else:
@@ -188,7 +194,7 @@ class Lifecycle:
                     self._ev + "/item/type",
                     ProblemCode.ITEM_TYPE_CHANGED,
                     _E,
-                    f"item {iid!r} started as {first!r} at line {state}, now {itype!r}",
+                    f"item {_q(iid)} started as {_q(first)} at line {state}, now {_q(itype)}",
                     itype if isinstance(itype, str) else None,
                 )
             if etype == "item.completed":
@@ -203,7 +209,7 @@ class Lifecycle:
                 self._ev + "/item/call_id",
                 ProblemCode.UNKNOWN_CALL_ID,
                 _E,
-                f"tool_output names call_id {call_id!r}, but no tool_invocation item "
+                f"tool_output names call_id {_q(call_id)}, but no tool_invocation item "
                 "with that id came before",
                 call_id,
             )
@@ -227,7 +233,7 @@ class Lifecycle:
         if not self.open_types:
             return
         ids = list(self.open_types)
-        shown = ", ".join(repr(i) for i in ids[:_OPEN_ITEMS_LISTED])
+        shown = ", ".join(_q(i) for i in ids[:_OPEN_ITEMS_LISTED])
         more = len(ids) - _OPEN_ITEMS_LISTED
         suffix = f" and {more} more" if more > 0 else ""
         self._emit(

@@ -25,7 +25,7 @@ class SyntaxFinding:
     message: str
 
 
-def explain_syntax(data: bytes, err: orjson.JSONDecodeError) -> SyntaxFinding:
+def explain_syntax(data: bytes | bytearray, err: orjson.JSONDecodeError) -> SyntaxFinding:
     """Classify an orjson failure on one line (`data` may end with a newline)."""
     if not data.strip():
         return SyntaxFinding(ProblemCode.BLANK_LINE, None, "blank line (no event)")
