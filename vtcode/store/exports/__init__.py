@@ -5,10 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from vtcode.config.model import VtcodeConfig
+from vtcode.store.exports.atif import AtifBuilder, AtifExporter
 from vtcode.store.exports.compat import CompatExporter, resolve_events_path
+from vtcode.store.exports.ondemand import ExportFormat, export_session
+from vtcode.store.exports.open_responses import OpenResponsesBuilder, OpenResponsesExporter
 from vtcode.store.gate import Exporter
+from vtcode.store.layout import ATIF, DERIVED_DIR, OPEN_RESPONSES, session_dir
 
-__all__ = ["CompatExporter", "make_exporters", "resolve_events_path"]
+__all__ = [
+    "AtifBuilder",
+    "AtifExporter",
+    "CompatExporter",
+    "ExportFormat",
+    "OpenResponsesBuilder",
+    "OpenResponsesExporter",
+    "export_session",
+    "make_exporters",
+    "resolve_events_path",
+]
 
 
 def make_exporters(
@@ -28,4 +42,11 @@ def make_exporters(
         target = resolve_events_path(spec, session_id, base=Path(workspace))
     if target is not None:
         out.append(CompatExporter(target))
+    derived = session_dir(Path(workspace), session_id) / DERIVED_DIR
+    model = config.agent.model
+    orc = config.agent.open_responses
+    if orc.enabled and orc.emit_events:
+        out.append(OpenResponsesExporter(derived / OPEN_RESPONSES, session_id, model or "unknown"))
+    if config.telemetry.atif_enabled:
+        out.append(AtifExporter(derived / ATIF, session_id, model))
     return out
