@@ -1,0 +1,239 @@
+"""`vtcode config`: show, get, set, check and init vtcode.toml (parse and render only).
+
+Data goes to stdout (TOML for people, one JSON document with `--json`); notes, warnings and
+problems go to stderr. Invalid config exits 2 with `file:line:col: key: message` lines.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+
+def _note(app: AppContext, text: str) -> None:
+    if not app.quiet:
+        click.echo(text, err=True)
+
+
+def _warn(app: AppContext, warnings: tuple[str, ...]) -> None:
+    from vtcode.cli.output import print_warning
+
+    if not app.quiet:
+        for w in warnings:
+            print_warning(w, color=app.color)
+
+
+def _toml_value(value: Any) -> str:
+    from vtcode.config.render import inline
+
+    return inline(value)
+
+
+def _toml_document(data: dict[str, Any]) -> str:
+    from vtcode.config.render import document
+
+    return document(data)
+
+
+@click.group("config")
+def config() -> None:
+    """Show, check and edit vtcode.toml.
+
+    Layers, lowest precedence first: built-in defaults; user config ($VTCODE_HOME/config.toml,
+    else $XDG_CONFIG_HOME/vtcode/config.toml, else ~/.config/vtcode/config.toml); the workspace
+    vtcode.toml; --config FILE; then each -c KEY=VALUE. Tables merge key by key, arrays replace.
+    Keys and types: man 5 vtcode.toml.
+    """
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.option("--origin", is_flag=True, help="Say which layer set each key.")
+@click.pass_obj
+def show(app: AppContext, as_json: bool, origin: bool) -> int:
+    """Print the effective config (every key, defaults included) as TOML."""
+    loaded = app.loaded_config()
+    _warn(app, loaded.warnings)
+    data = loaded.effective()
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        if origin:
+            origins = {k: s.to_json() for k, s in loaded.origins().items()}
+            emit_json({"config": data, "origins": origins})
+        else:
+            emit_json(data)
+        return 0
+    if not origin:
+        click.echo(_toml_document(data), nl=False)
+        return 0
+    rows = [
+        (f"{key} = {_toml_value(_lookup(data, key))}", source)
+        for key, source in loaded.origins().items()
+    ]
+    width = min(max(len(text) for text, _ in rows), 60)
+    for text, source in rows:
+        click.echo(f"{text:<{width}}  # {source}")
+    return 0
+
+
+def _lookup(data: dict[str, Any], key: str) -> Any:
+    from vtcode.config.tomlscan import parse_key
+
+    node: Any = data
+    for part in parse_key(key):
+        node = node[part]
+    return node
+
+
+@config.command("get")
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="The value as JSON (null when unset).")
+@click.pass_obj
+def get(app: AppContext, key: str, as_json: bool) -> int:
+    """Print the effective value of KEY (e.g. agent.harness.max_budget_usd).
+
+    Strings print bare, tables as TOML. A known key with no value prints nothing (exit 0);
+    an unknown key exits 2 with the closest known key.
+    """
+    from vtcode.config.edit import get_value
+
+    loaded = app.loaded_config()
+    _warn(app, loaded.warnings)
+    value = get_value(loaded, key)
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        emit_json(value)
+        return 0
+    if value is None:
+        _note(app, f"{key} is not set")
+    elif isinstance(value, dict):
+        click.echo(_toml_document(value), nl=False)
+    elif isinstance(value, str) and value.isprintable():
+        click.echo(value)
+    else:
+        click.echo(_toml_value(value))
+    return 0
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--user", "to_user", is_flag=True, help="Edit the user config instead.")
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Edit this file instead.",
+)
+@click.pass_obj
+def set_(app: AppContext, key: str, value: str, to_user: bool, file: Path | None) -> int:
+    """Set KEY to VALUE in the workspace vtcode.toml, keeping comments and layout.
+
+    VALUE is a TOML value (5, 2.5, true, "text", [1, 2], {a = 1}); a bare word that is not TOML
+    is taken as a string. The result is validated before it is written (atomically, under
+    FILE.lock); on any problem the file is left unchanged.
+    """
+    from vtcode.config.edit import set_value
+    from vtcode.config.load import WORKSPACE_FILE, Layer, user_config_path
+    from vtcode.errors import UsageError
+
+    if to_user and file is not None:
+        raise UsageError("--user and --file cannot be used together")
+    if to_user:
+        target = user_config_path()
+        if target is None:
+            raise UsageError("no user config location: set VTCODE_HOME or HOME")
+        result = set_value(target, key, value, layer=Layer.USER, make_parents=True)
+    elif file is not None:
+        result = set_value(file, key, value, layer=Layer.FILE)
+    else:
+        path = app.workspace / WORKSPACE_FILE
+        result = set_value(path, key, value, layer=Layer.WORKSPACE)
+    _note(app, f"{result.path}: set {result.key} = {_toml_value(result.value)}")
+    return 0
+
+
+@config.command("check")
+@click.argument("file", required=False, metavar="[FILE|-]")
+@click.option("--json", "as_json", is_flag=True, help="A JSON report on stdout.")
+@click.pass_obj
+def check(app: AppContext, file: str | None, as_json: bool) -> int:
+    """Check the config; exit 0 when valid, 2 with located problems otherwise.
+
+    Without FILE, checks every layer as vtcode would load it (including --config and -c).
+    With FILE (or - for stdin), checks that file on its own over the defaults.
+    """
+    from vtcode.config.load import (
+        ConfigInvalid,
+        ConfigProblem,
+        check_text,
+        decode_config_bytes,
+        read_config_text,
+    )
+    from vtcode.errors import ConfigError
+
+    problems: list[ConfigProblem] = []
+    checked: list[str] = []
+    warnings: tuple[str, ...] = ()
+    try:
+        if file is None:
+            try:
+                loaded = app.loaded_config()
+            except ConfigInvalid as e:
+                problems = e.problems
+            else:
+                checked = [str(p) for p in loaded.sources] or ["(defaults only)"]
+                warnings = loaded.warnings
+        elif file == "-":
+            checked = ["<stdin>"]
+            text = decode_config_bytes(sys.stdin.buffer.read(1024 * 1024 + 1), "<stdin>")
+            result = check_text(text, "<stdin>")
+            problems, warnings = result.problems, result.warnings
+        else:
+            checked = [file]
+            text = read_config_text(Path(file), required=True) or ""
+            result = check_text(text, file)
+            problems, warnings = result.problems, result.warnings
+    except ConfigError as e:
+        problems = [ConfigProblem(e.message, location=e.location, hint=e.hint)]
+    _warn(app, warnings)
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        emit_json(
+            {
+                "valid": not problems,
+                "checked": checked,
+                "problems": [p.to_json() for p in problems],
+                "warnings": list(warnings),
+            }
+        )
+    elif problems:
+        from vtcode.cli.output import print_error
+
+        for p in problems:
+            print_error(str(p), color=app.color)
+    else:
+        for name in checked:
+            click.echo(f"{name}: valid")
+    return 2 if problems else 0
+
+
+@config.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing vtcode.toml.")
+@click.pass_obj
+def init_(app: AppContext, force: bool) -> int:
+    """Write a commented starter vtcode.toml into the workspace (every key at its default)."""
+    from vtcode.config.edit import init
+
+    path = init(app.workspace, force=force)
+    _note(app, f"wrote {path}")
+    return 0
