@@ -34,7 +34,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from vtcode.fsutil import FILE_MODE, ensure_private_dir, fsync_dir, write_all
 from vtcode.tools.base import ToolError
@@ -313,9 +313,6 @@ def _create_exclusive(directory: Path, name: str) -> tuple[int, Path]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-WaitMode = Literal["yield", "wait"]
-
-
 class ExecSession:
     """One running (or finished) command. All mutable state is guarded by `self.cond`."""
 
@@ -345,7 +342,6 @@ class ExecSession:
         self.exit_code: int | None = None
         self.timed_out = False
         self.eof = False
-        self.started_at = time.monotonic()
         full_env = {**os.environ, **_ENV_OVERRIDES, **(env or {})}
         try:
             self.proc = subprocess.Popen(
@@ -570,10 +566,6 @@ class ExecSession:
             elif self.spool.error:
                 resp["spool_error"] = self.spool.error
             return resp
-
-    def spool_abs_path(self) -> Path | None:
-        with self.cond:
-            return self.spool.path if self.spool.complete or self.exit_code is None else None
 
     # -- shutdown --------------------------------------------------------------------------
 
