@@ -465,3 +465,19 @@ def test_interrupt_from_another_thread_aborts_a_silent_stream(sse_server: SSESer
     assert not t.is_alive()
     assert [type(e) for e in outcome] == [ProviderInterrupted]
     p.close()
+
+
+def test_json_answer_to_a_stream_request(sse_server: SSEServer, openai: OpenAIProvider) -> None:
+    completion = {"object": "chat.completion", "choices": [{"message": {"content": "hi"}}]}
+    sse_server.queue(ScriptedReply.json(200, completion))
+    err = error_of(openai.stream(req()))
+    assert err.kind is FailureKind.FATAL
+    assert err.message == (
+        "openai answered with application/json instead of an event stream "
+        "(does the server support stream: true?)"
+    )
+    loading = ScriptedReply.json(200, {"error": {"message": "model is loading", "code": 503}})
+    sse_server.queue(loading, loading, loading)  # transient: retried twice
+    err = error_of(openai.stream(req()))
+    assert err.kind is FailureKind.TRANSIENT
+    assert err.message == "openai server error (HTTP 503): model is loading (after 3 attempts)"

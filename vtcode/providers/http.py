@@ -232,7 +232,7 @@ class SSETransport:
     def _error(self, text: str, kind: FailureKind = FailureKind.TRANSIENT) -> ProviderError:
         return ProviderError(text, kind=kind, provider=self.provider)
 
-    def _map_transport(self, exc: httpx.HTTPError, url: str) -> ProviderError:
+    def _map_transport(self, exc: Exception, url: str) -> ProviderError:
         if self._interrupt.is_set():
             self._interrupt.clear()
             return ProviderInterrupted(provider=self.provider)
@@ -270,9 +270,7 @@ class SSETransport:
                         raise self._status_error(response)
                     ctype = response.headers.get("content-type", "")
                     if "text/event-stream" not in ctype and "json" in ctype:
-                        # Some servers answer a stream request with a plain JSON error.
-                        raw = response.read()[:_MAX_ERROR_BODY]
-                        raise self._body_error(response.status_code, raw, response.headers)
+                        raise self._json_instead_of_stream(response, ctype)
                     parser = SSEParser()
                     for chunk in response.iter_raw():
                         self.check_interrupt()
@@ -280,8 +278,24 @@ class SSETransport:
                     yield from parser.close()
                 finally:
                     self._active = None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.StreamError) as exc:
             raise self._map_transport(exc, url) from None
+
+    def _json_instead_of_stream(self, response: httpx.Response, ctype: str) -> ProviderError:
+        """A 200 JSON answer to a stream request: an error object, or a server ignoring `stream`."""
+        raw = response.read()[:_MAX_ERROR_BODY]
+        try:
+            parsed: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict) and "error" in parsed:
+            return self.stream_error(parsed)
+        return ProviderError(
+            f"{self.provider} answered with {ctype or 'no content type'} instead of an event "
+            f"stream (does the server support stream: true?)",
+            kind=FailureKind.FATAL,
+            provider=self.provider,
+        )
 
     def _status_error(self, response: httpx.Response) -> ProviderError:
         raw = b""
