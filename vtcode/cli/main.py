@@ -32,6 +32,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "List, inspect, export and clean sessions.",
     ),
     "fsm": ("vtcode.cli.cmd_fsm", "fsm", "Print the agent-loop state machine."),
+    "loop": ("vtcode.cli.cmd_loop", "loop", "Run, inspect and reset cron-driven loops."),
+    "orient": ("vtcode.cli.cmd_orient", "orient", "Show what the next session orients from."),
+    "handoff": ("vtcode.cli.cmd_handoff", "handoff", "Write the handoff for the next session."),
+    "notes": ("vtcode.cli.cmd_notes", "notes", "Append to and list the loop's notes."),
+    "decisions": ("vtcode.cli.cmd_notes", "decisions", "Append to and list the loop's decisions."),
 }
 
 click.rich_click.USE_RICH_MARKUP = False

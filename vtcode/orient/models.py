@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Annotated
 
-from vtcode.jsontypes import U32, U64
+from vtcode.jsontypes import U32, U64, Doc
 
 
 class LoopStatus(StrEnum):
@@ -44,6 +45,33 @@ class CostBudget:
     max_steps: U32 = 50
 
 
+class LoopStepStatus(StrEnum):
+    """Where one step of a loop stands (the crash-safe protocol's record)."""
+
+    STARTED = "started"  # recorded before the step's session runs
+    DONE = "done"  # the session completed successfully
+    FAILED = "failed"  # the session completed with a non-success outcome
+    INTERRUPTED = "interrupted"  # found `started` by a later invocation: the process died
+    ERROR = "error"  # the step could not start (bad script, config); it is retried
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopStep:
+    """One step attempt: a new exec-style session with orientation."""
+
+    index: Annotated[U32, Doc("1-based step number")]
+    session_id: str
+    status: LoopStepStatus
+    started_at: str
+    finished_at: str | None = None
+    exit_code: int | None = None
+    outcome: Annotated[str | None, Doc("thread.completed subtype of the step's session")] = None
+    input_tokens: U64 = 0
+    output_tokens: U64 = 0
+    cost_usd: float | None = None
+    error: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopRunState:
     """`.vtcode/state/loop-<id>.json`, replaced atomically under the loop's lock."""
@@ -60,6 +88,10 @@ class LoopRunState:
     prompt: str | None = None
     last_session_id: str | None = None
     last_outcome: str | None = None
+    steps: Annotated[list[LoopStep], Doc("recent step attempts, oldest first (bounded window)")] = (
+        field(default_factory=list)
+    )
+    last_error: str | None = None
 
 
 class MilestoneStatus(StrEnum):
@@ -94,6 +126,9 @@ class ProgressLedger:
     handoff_summary: str | None = field(default=None, metadata={"nullable": True})
     known_issues: list[str] = field(default_factory=list)
     git_checkpoint: str | None = field(default=None, metadata={"nullable": True})
+    consecutive_stalls: Annotated[
+        U32, Doc("vtcode: stalled turns in a row (the on_stall context-reset signal)")
+    ] = 0
 
 
 class BoundaryStatus(StrEnum):
@@ -128,3 +163,16 @@ class HandoffRequest:
     boundary_status: list[BoundaryItem] = field(default_factory=list)
     known_issues: list[str] = field(default_factory=list)
     next_actions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationResult:
+    """What a read-only verifier decided about a proposed change (`vtcode agent verify`)."""
+
+    approved: bool
+    issues: list[str] = field(default_factory=list)
+    reasoning: str = ""
+    verifier: str = ""
+    files: list[str] = field(default_factory=list)
+    verifier_session_id: str | None = None
+    parent_session_id: str | None = None

@@ -1,0 +1,214 @@
+"""`vtcode loop`: cron-driven loops that resume where they stopped (state in .vtcode/state/)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+RUN_EPILOG = """Exit codes: 0 steps ran (or the loop is already complete), 1/3/130 the exit
+code of a failed step, 2 usage or config error, 4 the loop budget (steps, tokens, cost)
+stopped it, 75 another process is running this loop (try again later)."""
+
+
+@click.group("loop")
+def loop() -> None:
+    """Run, inspect and reset cron-driven loops.
+
+    A loop is a sequence of steps; each step is a new exec-style session with orientation.
+    Its state (.vtcode/state/loop-ID.json) is replaced atomically under the loop's lock,
+    so cron can start `vtcode loop run` as often as it likes.
+    """
+
+
+@loop.command("run", epilog=RUN_EPILOG)
+@click.option("--id", "loop_id", required=True, help="Loop id (letters, digits, _ . -).")
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Steps to run in this invocation.",
+)
+@click.option("--max-steps", type=click.IntRange(min=0), help="Budget: total steps (stored).")
+@click.option("--max-tokens", type=click.IntRange(min=0), help="Budget: total tokens (stored).")
+@click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD (stored).")
+@click.option("--provider", help="replay (default), openai or anthropic.")
+@click.option("--script", help="Replay script: a path or a shipped script name.")
+@click.option("--model", help="Model id (overrides agent.model).")
+@click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run report (and state) as JSON.")
+@click.argument("words", nargs=-1, metavar="[PROMPT|-]")
+@click.pass_obj
+def run(
+    app: AppContext,
+    loop_id: str,
+    steps: int,
+    max_steps: int | None,
+    max_tokens: int | None,
+    max_cost: float | None,
+    provider: str | None,
+    script: str | None,
+    model: str | None,
+    max_turns: int | None,
+    as_json: bool,
+    words: tuple[str, ...],
+) -> int:
+    """Resume loop ID and run up to --steps steps.
+
+    PROMPT is required on the first run and stored; a later PROMPT replaces it. Step k's
+    prompt is the loop prompt plus "step k". A step whose process was killed is run again
+    as a NEW session; a finished step is never repeated.
+    """
+    from vtcode.cli.output import want_color
+    from vtcode.cli.sinks import HumanProgressSink
+    from vtcode.orient.loop_runner import LoopRunRequest, run_loop
+
+    prompt: str | None
+    if list(words) == ["-"]:
+        prompt = sys.stdin.read()
+    else:
+        prompt = " ".join(words) or None
+    loaded = app.loaded_config()
+
+    def sinks() -> list[Any]:
+        return [] if app.quiet else [HumanProgressSink(color=want_color(app.color))]
+
+    def notify(msg: str) -> None:
+        if not app.quiet:
+            click.echo(msg, err=True)
+
+    report = run_loop(
+        LoopRunRequest(
+            workspace=app.workspace,
+            config=loaded.config,
+            loop_id=loop_id,
+            prompt=prompt,
+            steps=steps,
+            max_steps=max_steps,
+            max_tokens=max_tokens,
+            max_cost_usd=max_cost,
+            provider=provider,
+            script=script,
+            model=model,
+            max_turns=max_turns,
+            sinks_factory=sinks,
+            notify=notify,
+        )
+    )
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        emit_json(report.to_json())
+    notify(report.message)
+    return int(report.exit_code)
+
+
+def _state_json(state: Any, running: bool) -> dict[str, Any]:
+    from vtcode.jsontypes import encode
+    from vtcode.orient.loop_state import check_budget
+
+    out: dict[str, Any] = encode(state)
+    out["running_now"] = running
+    out["budget_status"] = check_budget(state).value
+    return out
+
+
+def _running(app: AppContext, loop_id: str) -> bool:
+    from vtcode.orient.paths import loop_lock_path
+    from vtcode.store.locks import lock_is_held
+
+    return lock_is_held(loop_lock_path(app.workspace, loop_id))
+
+
+@loop.command("status")
+@click.argument("loop_id", required=False, metavar="[ID]")
+@click.option(
+    "--json", "as_json", is_flag=True, help="The state file plus running_now, budget_status."
+)
+@click.pass_obj
+def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
+    """Show one loop (default: the most recently updated)."""
+    from vtcode.errors import NotFoundError
+    from vtcode.orient.loop_state import check_budget, list_states, require_state
+
+    if loop_id is None:
+        states = list_states(app.workspace)
+        if not states:
+            raise NotFoundError(
+                "this workspace has no loops yet", hint="vtcode loop run --id ID PROMPT"
+            )
+        state = states[0]
+    else:
+        state = require_state(app.workspace, loop_id)
+    running = _running(app, state.loop_id)
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        emit_json(_state_json(state, running))
+        return 0
+    u, b = state.cumulative_tokens, state.budget
+    lines = [
+        f"loop:       {state.loop_id}{'  (running now)' if running else ''}",
+        f"status:     {state.status.value}",
+        f"step:       {state.step_index} of max {b.max_steps}",
+        f"tokens:     {u.input_tokens + u.output_tokens} of max {b.max_total_tokens}"
+        f" (in {u.input_tokens}, out {u.output_tokens})",
+        f"cost:       ${u.total_cost_usd:.4f} of max ${b.max_cost_usd:.2f}",
+        f"budget:     {check_budget(state).value}",
+        f"updated:    {state.updated_at} (version {state.version})",
+    ]
+    if state.last_session_id:
+        lines.append(f"last step:  {state.last_session_id} ({state.last_outcome or '-'})")
+    if state.last_artifact_path:
+        lines.append(f"artifacts:  {state.last_artifact_path}")
+    if state.last_error:
+        lines.append(f"last error: {state.last_error}")
+    if state.steps and state.steps[-1].status.value in ("started", "interrupted"):
+        s = state.steps[-1]
+        lines.append(f"step {s.index}:     {s.status.value} (session {s.session_id})")
+    click.echo("\n".join(lines))
+    return 0
+
+
+@loop.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Every loop's state as a JSON array.")
+@click.pass_obj
+def list_(app: AppContext, as_json: bool) -> int:
+    """List the loops of this workspace, most recently updated first."""
+    from vtcode.orient.loop_state import list_states
+
+    states = list_states(app.workspace)
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        emit_json([_state_json(s, _running(app, s.loop_id)) for s in states])
+        return 0
+    if not states and not app.quiet:
+        click.echo("no loops yet", err=True)
+    for s in states:
+        flag = " running" if _running(app, s.loop_id) else ""
+        click.echo(f"{s.loop_id}\t{s.status.value}{flag}\tstep {s.step_index}\t{s.updated_at}")
+    return 0
+
+
+@loop.command("reset")
+@click.argument("loop_id", metavar="ID")
+@click.pass_obj
+def reset(app: AppContext, loop_id: str) -> int:
+    """Forget loop ID's state so that its next run starts at step 1 (sessions are kept).
+
+    Exit 75 when the loop is running.
+    """
+    from vtcode.errors import NotFoundError
+    from vtcode.orient.loop_state import delete_state, loop_lock
+
+    with loop_lock(app.workspace, loop_id):
+        if not delete_state(app.workspace, loop_id):
+            raise NotFoundError(f"no loop {loop_id!r} to reset")
+    if not app.quiet:
+        click.echo(f"loop {loop_id}: reset", err=True)
+    return 0

@@ -1,0 +1,37 @@
+"""`vtcode orient`: print exactly the orientation the next session of this workspace would see."""
+
+from __future__ import annotations
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+
+@click.command("orient")
+@click.option("--json", "as_json", is_flag=True, help="The gathered parts and the section as JSON.")
+@click.pass_obj
+def orient(app: AppContext, as_json: bool) -> int:
+    """Show the [Orientation Context] a new session would start with.
+
+    It is built by the same function the loop uses: progress ledger, harness artifacts
+    (.vtcode/tasks/current_*.md), recent git log, loop notes and decisions, the compaction
+    summary, a pending context reset and the current handoff. Nothing is consumed: a
+    handoff or reset manifest shown here is still there for the next session.
+    """
+    from vtcode.orient.context import gather_orientation
+
+    ctx = gather_orientation(app.workspace)
+    if as_json:
+        from vtcode.cli.output import emit_json
+
+        emit_json(ctx.to_json())
+        return 0
+    section = ctx.to_prompt_section()
+    if section is None:
+        if not app.quiet:
+            click.echo(
+                "nothing to orient from yet (no ledger, artifacts, notes or git log)", err=True
+            )
+        return 0
+    click.echo(section)
+    return 0
