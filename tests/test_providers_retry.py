@@ -76,7 +76,7 @@ def test_on_retry_reports_attempts() -> None:
     seen: list[tuple[str, int, float]] = []
     errors = [ProviderError("a", retry_after=0), ProviderError("b", retry_after=0)]
     policy = RetryPolicy(max_retries=1)
-    with pytest.raises(ProviderError, match=r"^b \(after 2 attempts\)$"):
+    with pytest.raises(ProviderError, match=r"^b \(after 2 attempts\)$") as info:
         list(
             with_retries(
                 lambda: flaky(errors, []),
@@ -86,3 +86,4 @@ def test_on_retry_reports_attempts() -> None:
             )
         )
     assert seen == [("a", 1, 0)]
+    assert info.value.attempts == 2

@@ -37,6 +37,9 @@ class ProviderError(Exception):
         self.status = status
         self.provider = provider
         self.retry_after = retry_after  # seconds the server asked us to wait (Retry-After)
+        # Requests already sent for this failure (set by the HTTP providers' own retries): a
+        # caller that retries too can skip errors that were retried below it.
+        self.attempts = 1
 
     @property
     def retryable(self) -> bool:

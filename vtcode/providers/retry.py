@@ -83,6 +83,7 @@ def with_retries(
                 yield item
             return
         except ProviderError as exc:
+            exc.attempts = retry + 1
             if yielded or not exc.retryable or retry >= policy.max_retries:
                 if not yielded and exc.retryable and retry > 0:
                     exc.message = f"{exc.message} (after {retry + 1} attempts)"
