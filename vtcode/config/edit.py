@@ -14,14 +14,9 @@ import dataclasses
 import stat
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tomlkit
-import tomlkit.exceptions
-import tomlkit.items
-from filelock import FileLock, Timeout
-
-from vtcode.config import docs, keys
+from vtcode.config import keys
 from vtcode.config.load import (
     WORKSPACE_FILE,
     ConfigInvalid,
@@ -34,10 +29,13 @@ from vtcode.config.load import (
     read_config_text,
     resolve,
 )
-from vtcode.config.render import inline
 from vtcode.config.tomlscan import KeyPath, format_key, parse_key
 from vtcode.errors import ConfigError, LockBusyError
 from vtcode.fsutil import atomic_write_bytes, ensure_private_dir
+
+if TYPE_CHECKING:  # tomlkit and filelock load only when a file is edited (`config get` is hot)
+    import tomlkit
+    from filelock import FileLock
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "SetResult", "get_value", "init", "set_value", "starter_toml"]
 
@@ -92,6 +90,8 @@ def get_value(loaded: LoadedConfig, key: str) -> Any:
 
 
 def _lock(path: Path, timeout: float) -> FileLock:
+    from filelock import FileLock
+
     return FileLock(f"{path}.lock", timeout=timeout, mode=0o600)
 
 
@@ -109,6 +109,8 @@ def set_value(
     The edit is refused, and the file left untouched, if the file is not valid TOML, if the key
     is unknown, or if the edited file would not be a valid config layer.
     """
+    from filelock import Timeout
+
     key_path, spec = known_key(key)
     value = keys.parse_value(value_text, spec)
     target = path.resolve() if path.is_symlink() else path  # keep a dotfile symlink a symlink
@@ -129,6 +131,9 @@ def set_value(
 def _set_locked(
     target: Path, shown: Path, key_path: KeyPath, value: Any, layer: Layer
 ) -> SetResult:
+    import tomlkit
+    import tomlkit.exceptions
+
     old_text = read_config_text(target, required=False)
     created = old_text is None
     text = old_text or ""
@@ -200,6 +205,8 @@ def _relocate(problem: ConfigProblem, original: ConfigLayer, display: str) -> st
 
 
 def _is_table(node: Any) -> bool:
+    import tomlkit.items
+
     return isinstance(node, MutableMapping) and not isinstance(node, tomlkit.items.AoT)
 
 
@@ -218,6 +225,9 @@ def _assign(
 
 def _table_at(doc: tomlkit.TOMLDocument, path: KeyPath, shown: Path, created: list[Any]) -> Any:
     """The table at `path`, creating missing ones (`[a.b]` headers, or inline inside inline)."""
+    import tomlkit
+    import tomlkit.items
+
     node: Any = doc
     for i, part in enumerate(path):
         name = str(part)
@@ -279,6 +289,9 @@ def starter_toml() -> str:
 
 def _starter_table(path: KeyPath, spec: keys.KeySpec, defaults: dict[str, Any]) -> list[str]:
     """One table's keys (commented out, at their defaults), then its sub-tables."""
+    from vtcode.config import docs
+    from vtcode.config.render import inline
+
     out: list[str] = []
     leaves = [(n, c) for n, c in spec.children.items() if c.kind != "table"]
     if leaves:
@@ -311,6 +324,8 @@ def init(
     workspace: Path, *, force: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> Path:
     """Write the starter `WORKSPACE/vtcode.toml`; an existing file needs `force`."""
+    from filelock import Timeout
+
     path = workspace / WORKSPACE_FILE
     if not workspace.is_dir():
         raise ConfigError("workspace folder does not exist", location=str(workspace))
