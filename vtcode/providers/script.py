@@ -25,9 +25,9 @@ from vtcode.fsutil import atomic_write_bytes
 from vtcode.jsontypes import U64, DecodeError, Doc, IntRange, decode, encode
 
 __all__ = [
-    "FailMode",
     "MAX_SCRIPT_BYTES",
     "REPLAY_SCRIPT_SCHEMA_VERSION",
+    "FailMode",
     "ReplayScript",
     "ReplayScriptError",
     "ScriptPricing",
