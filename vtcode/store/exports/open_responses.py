@@ -152,6 +152,8 @@ class OpenResponsesBuilder:
     def process(self, event: ThreadEvent) -> list[Json]:
         out: list[Json] = []
         if isinstance(event, ThreadStartedEvent):
+            if not self.response["output"]:
+                self.response["created_at"] = self._now()
             out.append({"type": "response.created", "response": self._snapshot()})
             out.append({"type": "response.in_progress", "response": self._snapshot()})
         elif isinstance(event, TurnStartedEvent):

@@ -1,0 +1,211 @@
+"""`vtcode sessions list | show | gc | export | repair`: parse, call `vtcode.store`, render."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+_CTRL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9,)}
+_CTRL[127] = "\\x7f"
+
+
+def _clean(text: object) -> str:
+    """Terminal-safe text: control characters (ANSI escapes included) are shown escaped."""
+    return str(text).translate(_CTRL)
+
+
+def _out(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+
+
+def _json(data: Any) -> None:
+    from vtcode.cli.output import emit_json
+
+    emit_json(data)
+
+
+@click.group("sessions")
+def sessions() -> None:
+    """List, inspect, export, repair and clean the sessions under WORKSPACE/.vtcode/sessions.
+
+    Status is `active`, `completed`, `abandoned` (the manifest says active but no process holds
+    the session's lock: a crashed or killed run) or `unreadable` (no readable manifest).
+    """
+
+
+@sessions.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
+@click.pass_obj
+def list_cmd(app: AppContext, as_json: bool) -> None:
+    """One row per session, most recently updated first."""
+    from vtcode.store import list_sessions
+
+    rows = list_sessions(app.workspace)
+    if as_json:
+        _json({"sessions": [r.to_json() for r in rows]})
+        return
+    if not rows:
+        click.echo("no sessions", err=True)
+        return
+    width = max(len(r.session_id) for r in rows)
+    _out(f"{'ID':<{width}}  {'STATUS':<10}  {'TURNS':>5}  {'EVENTS':>6}  UPDATED")
+    for r in rows:
+        _out(
+            f"{_clean(r.session_id):<{width}}  {r.status:<10}  {r.turns:>5}  {r.events:>6}  "
+            f"{_clean(r.updated_at or '-')}"
+        )
+    sys.stdout.flush()
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
+@click.pass_obj
+def show_cmd(app: AppContext, session_id: str, as_json: bool) -> None:
+    """The manifest and a readable timeline of turns, items, compactions and usage."""
+    from vtcode.store.timeline import session_timeline
+
+    tl = session_timeline(app.workspace, session_id)
+    if as_json:
+        _json(tl.to_json())
+        return
+    s = tl.summary
+    _out(f"session   {_clean(s.session_id)}  ({s.status})")
+    _out(f"path      {_clean(s.path)}")
+    _out(f"created   {_clean(s.created_at or '-')}")
+    _out(f"updated   {_clean(s.updated_at or '-')}")
+    span = f"seq {tl.first_seq}-{tl.last_seq}" if tl.first_seq else "no events"
+    _out(f"events    {s.events} ({span}), {s.turns} closed turns")
+    for t in tl.turns:
+        usage = t.usage or {}
+        use = (
+            f"  in {usage.get('input_tokens', 0)} / out {usage.get('output_tokens', 0)}"
+            if usage
+            else ""
+        )
+        extra = f": {_clean(t.message)}" if t.message else ""
+        _out(f"\nturn {t.number}  {t.outcome}{extra}{use}  [{_clean(t.started or '-')}]")
+        for it in t.items:
+            _out(
+                f"  {_clean(it['id'])}  {it['type']:<17} {it['state']:<11} {_clean(it['summary'])}"
+            )
+    for c in tl.compactions:
+        _out(
+            f"\ncompaction ({c['trigger']}, {c['mode']}): {c['original_message_count']} -> "
+            f"{c['compacted_message_count']} messages  [{_clean(c.get('ts') or '-')}]"
+        )
+    for r in tl.resets:
+        _out(f"\ncontext reset ({r['trigger']}) at {r['previous_context_usage_percent']}% usage")
+    for e in tl.errors:
+        _out(f"\nerror: {_clean(e)}")
+    if tl.completion:
+        c = tl.completion
+        u = c["usage"]
+        cost = f", ${c['total_cost_usd']}" if "total_cost_usd" in c else ""
+        _out(
+            f"\ncompleted {c['subtype']} ({_clean(c['outcome_code'])}) after {c['num_turns']} "
+            f"turns: in {u['input_tokens']} / out {u['output_tokens']} tokens{cost}"
+        )
+    sys.stdout.flush()
+
+
+@sessions.command("gc")
+@click.option("--max-sessions", type=click.IntRange(0), default=None, help="Keep at most N.")
+@click.option("--max-age-days", type=click.IntRange(0), default=None, help="Remove older ones.")
+@click.option("--dry-run", is_flag=True, help="Only report what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.pass_obj
+def gc_cmd(
+    app: AppContext,
+    max_sessions: int | None,
+    max_age_days: int | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Remove old closed sessions (never active, live, symlinked or unknown ones).
+
+    Defaults come from [store.retention] (50 sessions, 30 days).
+    """
+    import dataclasses
+
+    from vtcode.store import apply_retention
+
+    policy = app.loaded_config().config.store.retention
+    if max_sessions is not None:
+        policy = dataclasses.replace(policy, max_sessions=max_sessions)
+    if max_age_days is not None:
+        policy = dataclasses.replace(policy, max_age_days=max_age_days)
+    report = apply_retention(app.workspace, policy, preserve=None, dry_run=dry_run)
+    if as_json:
+        _json(report.to_json())
+        return
+    verb = "would remove" if dry_run else "removed"
+    for sid in report.deleted:
+        _out(f"{verb} {_clean(sid)}")
+    for name, reason in report.skipped:
+        click.echo(f"kept {_clean(name)}: {_clean(reason)}", err=True)
+    for d, names in report.leftovers:
+        click.echo(f"left {_clean(d)}: unknown files {_clean(', '.join(names))}", err=True)
+    for name, err in report.errors:
+        click.echo(f"error on {_clean(name)}: {_clean(err)}", err=True)
+    click.echo(f"{verb} {len(report.deleted)}, kept {len(report.kept)}", err=True)
+
+
+@sessions.command("export")
+@click.argument("session_id")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["raw", "wrapped", "atif", "open-responses"]),
+    default="raw",
+    show_default=True,
+    help="raw ThreadEvent lines, canonical envelope lines, ATIF v1.4 JSON, or Open Responses SSE.",
+)
+@click.option(
+    "-o", "--output", default="-", show_default=True, help="Output FILE, or - for stdout."
+)
+@click.pass_obj
+def export_cmd(app: AppContext, session_id: str, fmt: str, output: str) -> None:
+    """Export a session from its canonical log."""
+    from vtcode.store.exports import ExportFormat, export_session
+
+    model = app.loaded_config().config.agent.model
+    if output == "-":
+        export_session(app.workspace, session_id, ExportFormat(fmt), sys.stdout.buffer, model=model)
+        sys.stdout.flush()
+        return
+    import io
+
+    from vtcode import fsutil
+    from vtcode.errors import UsageError
+
+    buf = io.BytesIO()
+    n = export_session(app.workspace, session_id, ExportFormat(fmt), buf, model=model)
+    target = Path(output)
+    try:
+        fsutil.atomic_write_bytes(target, buf.getvalue())
+    except OSError as e:
+        raise UsageError(f"cannot write the export: {e.strerror or e}", location=output) from None
+    click.echo(f"exported {n} events of {session_id} to {target} ({fmt})", err=True)
+
+
+@sessions.command("repair")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.pass_obj
+def repair_cmd(app: AppContext, session_id: str, as_json: bool) -> None:
+    """Back up a corrupt log, quarantine its bad lines and rebuild the caches."""
+    from vtcode.store.repair import repair_session
+
+    report = repair_session(app.workspace, session_id, app.loaded_config().config.store)
+    if as_json:
+        _json(report.to_json())
+        return
+    for line in report.lines():
+        _out(_clean(line))
+    sys.stdout.flush()

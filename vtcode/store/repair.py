@@ -1,0 +1,155 @@
+"""`vtcode sessions repair ID`: the explicit way out of a corrupt log.
+
+Under the session lock: back the whole file up first (`events.jsonl.bak-<stamp>`, fsynced), move
+every invalid line (and a torn final fragment) to `events.jsonl.quarantine-<stamp>`, drop exact
+duplicates of lines already kept, renumber `seq` only where a gap or duplicate forces it, replace
+the log atomically and rebuild manifest and index. The report says exactly what was done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from vtcode import fsutil
+from vtcode.clock import compact_stamp
+from vtcode.config.model import StoreConfig
+from vtcode.errors import NotFoundError
+from vtcode.ids import check_id
+from vtcode.store.layout import EVENTS, ensure_root, is_real_dir, lock_path, sessions_root
+from vtcode.store.locks import session_lock
+from vtcode.store.logstate import LINE_SLACK, BadLine, parse_line
+from vtcode.store.recovery import recover
+
+
+@dataclasses.dataclass
+class DroppedLine:
+    line: int
+    offset: int
+    length: int
+    reason: str
+
+
+@dataclasses.dataclass
+class RepairReport:
+    """What `repair_session` found and did."""
+
+    session_id: str
+    changed: bool = False
+    backup: Path | None = None
+    quarantine: Path | None = None
+    dropped: list[DroppedLine] = dataclasses.field(default_factory=list)
+    duplicates: list[int] = dataclasses.field(default_factory=list)  # line numbers removed
+    renumbered: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
+    events: int = 0
+    cache_note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "changed": self.changed,
+            "backup": str(self.backup) if self.backup else None,
+            "quarantine": str(self.quarantine) if self.quarantine else None,
+            "dropped": [dataclasses.asdict(d) for d in self.dropped],
+            "duplicates": self.duplicates,
+            "renumbered": [{"line": a, "from_seq": b, "to_seq": c} for a, b, c in self.renumbered],
+            "events": self.events,
+            "caches": self.cache_note,
+        }
+
+    def lines(self) -> list[str]:
+        """Human summary, one fact per line."""
+        if not self.changed:
+            return [f"{self.session_id}: nothing to repair ({self.events} events)"]
+        out = [f"backed up the log to {self.backup}"]
+        for d in self.dropped:
+            out.append(f"quarantined line {d.line} ({d.length} bytes at {d.offset}): {d.reason}")
+        if self.quarantine:
+            out.append(f"quarantined lines are in {self.quarantine}")
+        for n in self.duplicates:
+            out.append(f"removed line {n}: an exact duplicate of an earlier line")
+        for line, old, new in self.renumbered:
+            out.append(f"line {line}: seq {old} renumbered to {new}")
+        out.append(f"{self.events} events kept; manifest and turn index rebuilt")
+        return out
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, fsutil.FILE_MODE)
+    try:
+        fsutil.write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def repair_session(workspace: Path, session_id: str, cfg: StoreConfig) -> RepairReport:
+    """Repair one session's log (see the module doc); raises `LockBusyError` when in use."""
+    check_id(session_id)
+    sdir = sessions_root(Path(workspace)) / session_id
+    if not is_real_dir(sdir):
+        raise NotFoundError(f"no session {session_id!r} in {sdir.parent}")
+    ensure_root(Path(workspace))
+    lock = session_lock(lock_path(workspace, session_id))
+    lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
+    try:
+        return _repair(sdir, session_id, cfg.max_event_bytes + LINE_SLACK)
+    finally:
+        lock.release()
+
+
+def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:
+    path = sdir / EVENTS
+    report = RepairReport(session_id=session_id)
+    data = fsutil.read_regular(path) if path.exists() else b""
+    kept: list[bytes] = []
+    bad: list[bytes] = []
+    seen: set[bytes] = set()
+    expected: int | None = None
+    pos = line_no = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        end = len(data) if nl < 0 else nl
+        raw = data[pos:end]
+        line_no += 1
+        try:
+            if nl < 0:
+                raise BadLine("torn final line (no newline)")
+            info, obj = parse_line(raw, None, max_line)
+        except BadLine as e:
+            report.dropped.append(DroppedLine(line_no, pos, end - pos, str(e)))
+            bad.append(raw + b"\n")
+            pos = end + 1
+            continue
+        pos = end + 1
+        if raw in seen and expected is not None and info.seq < expected:
+            report.duplicates.append(line_no)
+            continue
+        seen.add(raw)
+        want = info.seq if expected is None else expected
+        if "seq" in obj and obj["seq"] != want:
+            report.renumbered.append((line_no, obj["seq"], want))
+            obj["seq"] = want
+            raw = orjson.dumps(obj)
+        kept.append(raw + b"\n")
+        expected = want + 1
+    report.events = len(kept)
+    report.changed = bool(report.dropped or report.duplicates or report.renumbered)
+    if report.changed:
+        stamp = f"{compact_stamp()}-{secrets.token_hex(2)}"
+        report.backup = sdir / f"{EVENTS}.bak-{stamp}"
+        _write_new(report.backup, data)
+        if bad:
+            report.quarantine = sdir / f"{EVENTS}.quarantine-{stamp}"
+            _write_new(report.quarantine, b"".join(bad))
+        fsutil.fsync_dir(sdir)
+        fsutil.atomic_write_bytes(path, b"".join(kept))
+    rec = recover(sdir, session_id, max_line=max_line)
+    report.cache_note = rec.reason or "manifest and turn index agree with the log"
+    return report
