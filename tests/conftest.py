@@ -241,3 +241,13 @@ def sse_server() -> _Iterator[SSEServer]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Point VTCODE_HOME at an empty folder, so no test (or subprocess) reads the developer's
+    own ~/.config/vtcode/config.toml. A test that needs a user config sets VTCODE_HOME itself."""
+    monkeypatch.setenv("VTCODE_HOME", str(tmp_path_factory.mktemp("vtcode-home")))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
