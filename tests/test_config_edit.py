@@ -337,3 +337,17 @@ def _without_none(d: dict[str, Any]) -> dict[str, Any]:
 def test_repo_fixture_files_are_valid_toml_for_set() -> None:
     for path in sorted((REPO / "fixtures" / "config" / "valid").glob("*.toml")):
         tomllib.loads(path.read_text())
+
+
+def test_rendered_effective_config_reads_back(ws: Path) -> None:
+    """`config show` prints TOML that is itself a valid config with the same values."""
+    from vtcode.config.render import document, inline
+
+    (ws / "vtcode.toml").write_bytes((REPO / "fixtures/config/valid/full.toml").read_bytes())
+    loaded = load_config(workspace=ws)
+    text = document(loaded.effective())
+    assert tomllib.loads(text) == loaded.effective()
+    again = resolve([parse_layer(text, Source(Layer.FILE), "shown")])
+    assert again.config == loaded.config
+    hooks = loaded.effective()["hooks"]["lifecycle"]["session_start"]
+    assert tomllib.loads(f"v = {inline(hooks)}")["v"] == hooks
