@@ -118,6 +118,7 @@ class SessionWriter:
         self._released = False
         self._written_seq = state.last_seq
         self._durable_seq = state.last_seq
+        self._durable_size = state.size
         self._durable_cv = threading.Condition()
         self._lost = 0
         self._stopped = False
@@ -247,6 +248,11 @@ class SessionWriter:
         return self._durable_seq
 
     @property
+    def durable_size(self) -> int:
+        """Bytes of events.jsonl known to be fsynced (a line boundary)."""
+        return self._durable_size
+
+    @property
     def last_seq(self) -> int:
         """The seq of the last accepted event (0 when none)."""
         return self._next_seq - 1
@@ -302,6 +308,16 @@ class SessionWriter:
         if self._error is not None:
             raise self._raise_copy()
         return self._durable_seq
+
+    def wait_written(self, timeout: float | None = 30.0) -> int:
+        """Wait until every event accepted so far is written (not necessarily fsynced)."""
+        if self._closed or self._error is not None:
+            return self._written_seq
+        ctl = _Control("barrier")
+        self._q.put(ctl)
+        if not ctl.done.wait(timeout):
+            raise PersistenceError(f"waiting for session {self.session_id} timed out")
+        return self._written_seq
 
     def wait_durable(self, seq: int, timeout: float | None = None) -> bool:
         """Block until `seq` is fsynced (True), the writer fails or the timeout passes (False)."""
@@ -483,6 +499,7 @@ class SessionWriter:
             return
         with self._durable_cv:
             self._durable_seq = self._written_seq
+            self._durable_size = self._state.size
             self._durable_cv.notify_all()
         cb = self.on_durable
         if cb is not None:
@@ -517,6 +534,8 @@ class SessionWriter:
         os.close(self._fd)
         self._fd = new_fd
         st.evict(keep_from)
+        if durable:
+            self._durable_size = st.size
 
 
 def _copy_tail(fd: int, start: int, end: int, tmp: Path, *, durable: bool) -> int:
