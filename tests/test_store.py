@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from vtcode.config.model import Durability, StoreConfig
 from vtcode.errors import (
@@ -32,6 +33,7 @@ from vtcode.events.types import (
     ThreadItem,
     ThreadStartedEvent,
     TurnCompletedEvent,
+    TurnFailedEvent,
     TurnStartedEvent,
     Usage,
 )
@@ -467,3 +469,49 @@ def test_event_cap_evicts_oldest_whole_turns(tmp_path: Path) -> None:
     assert w.submit(TurnStartedEvent()) == seqs[-1] + 1
     w.close()
     assert_schema_valid(sdir)
+
+
+# ------------------------------------------------------------------------------------------
+# snapshots
+
+
+def _normalise(doc: object) -> object:
+    """Replace wall-clock times (created_at, updated_at, ts) with a placeholder."""
+    if isinstance(doc, dict):
+        return {
+            k: "<time>" if k in ("created_at", "updated_at", "ts") else _normalise(v)
+            for k, v in doc.items()
+        }
+    if isinstance(doc, list):
+        return [_normalise(v) for v in doc]
+    return doc
+
+
+def test_lifecycle_snapshot(tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
+    """Manifest and index after a scripted sequence: start, two turns, a failed one, resume."""
+    sid = "snap"
+    w = SessionWriter.create(tmp_path, sid, CFG)
+    for e in script(sid, turns=2, per_turn=1)[:-1]:
+        w.submit(e)
+    w.submit(TurnStartedEvent())
+    w.submit(TurnFailedEvent(message="turn aborted"))
+    w.close()
+    sdir = sessions_root(tmp_path) / sid
+    first = {
+        "manifest": manifest(sdir),
+        "index": orjson.loads((sdir / "index/turns.json").read_bytes()),
+    }
+    w = SessionWriter.open_existing(tmp_path, sid, CFG)
+    w.submit(TurnStartedEvent())
+    w.submit(message(9))
+    w.submit(TurnCompletedEvent(usage=Usage(input_tokens=3)))
+    w.submit(completed(sid, 4))
+    w.close()
+    second = {
+        "manifest": manifest(sdir),
+        "index": orjson.loads((sdir / "index/turns.json").read_bytes()),
+    }
+    assert_schema_valid(sdir)
+    for name, doc in (("manifest", second["manifest"]), ("turn-index", second["index"])):
+        fast_validator("session-manifest" if name == "manifest" else name).validate(doc)
+    assert _normalise({"after_first_run": first, "after_resume": second}) == snapshot_json
