@@ -165,8 +165,13 @@ def validate(
 ) -> int:
     """Validate ThreadEvent JSONL logs against the published schemas and lifecycle rules.
 
-    FILE may be `-` for standard input. Exit codes: 0 every file valid, 1 a file is invalid,
-    2 an input is unreadable or the arguments are wrong. Warnings never change the exit code.
+    FILE may be `-` for standard input. Output: one summary line per file on stdout, and each
+    problem on stderr as PATH:LINE[:COL]: SEVERITY [CODE] POINTER: MESSAGE. With --json, stdout
+    carries one report document instead (schema: `vtcode schema show validate-report`).
+
+    Exit codes: 0 every file valid, 1 a file is invalid, 2 an input is unreadable or the
+    arguments are wrong. Warnings (what upstream readers tolerate) never change the exit code
+    unless --strict makes them errors.
     """
     from vtcode.validate import (
         DEFAULT_MAX_LINE_BYTES,
