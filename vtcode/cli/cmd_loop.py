@@ -103,7 +103,12 @@ def run(
         from vtcode.cli.output import emit_json
 
         emit_json(report.to_json())
-    notify(report.message)
+    if report.exit_code != 0:
+        from vtcode.cli.output import print_error
+
+        print_error(report.message, color=app.color)  # even with -q: cron mails stderr
+    else:
+        notify(report.message)
     return int(report.exit_code)
 
 
