@@ -50,3 +50,27 @@ class SessionMemoryEnvelope:
     applied_intent_ids: list[str] = field(default_factory=list)
     history_artifact_path: str | None = None
     generated_at: str
+
+
+HISTORY_ARCHIVE_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryArchiveMeta:
+    """First line of `.vtcode/history/<session>_<turn:04>_<stamp>.jsonl`; messages follow.
+
+    `mode` is upstream's (who compacted: always `local` for vtcode, which builds every compacted
+    history itself); `summary_source` says who wrote the summary text (`provider` or `local`).
+    """
+
+    kind: str = "vtcode.history_archive"
+    schema_version: U32 = HISTORY_ARCHIVE_SCHEMA_VERSION
+    session_id: str
+    turn: U32
+    created_at: str
+    trigger: str
+    mode: str
+    summary_source: str
+    original_message_count: U32
+    compacted_message_count: U32
+    envelope_path: str | None = None
