@@ -123,6 +123,33 @@ def test_deep_but_legal_nesting_falls_back_to_the_reference_validator() -> None:
     assert codes(report) == ["extra-field"]
 
 
+DEEP = b"[" * 1020 + b"]" * 1020  # just under orjson's 1024 limit: parses, then must be explained
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b'{"type":"item.completed","item":' + DEEP + b"}", "wrong-type"),
+        (b'{"type":"turn.failed","message":' + DEEP + b"}", "wrong-type"),
+        (b'{"type":' + DEEP + b"}", "wrong-type"),
+        (b'{"type":"plan.delta","x":' + DEEP + b"}", "missing-field"),
+        (
+            b'{"type":"item.completed","item":{"id":"a","type":"mcp_tool_call","tool_name":"x",'
+            b'"arguments":' + DEEP + b',"result":' + DEEP + b"}}",
+            "wrong-type",
+        ),
+        (b'{"schema_version":"0.11.0","event":' + DEEP + b"}", "shape-mismatch"),
+    ],
+    ids=["item", "message", "type", "extra", "arguments+result", "envelope"],
+)
+def test_values_nested_1020_deep_anywhere_are_explained_not_crashed(
+    line: bytes, code: str, strict: bool
+) -> None:
+    report = run(START + line + b"\n", strict=strict, lifecycle=False)
+    assert codes(report) == [code]
+
+
 @pytest.mark.parametrize(
     ("line", "code"),
     [

@@ -85,6 +85,28 @@ def json_type(value: Any) -> str:
     return "object"
 
 
+_SHALLOW_DEPTH = 32  # deeper than any schema looks (the deepest keyword is at depth 6)
+_DEEP = "<nested too deep to show>"
+
+
+def shallow(value: Any, depth: int = _SHALLOW_DEPTH) -> Any:
+    """`value` with containers below `depth` replaced by a placeholder string.
+
+    The explaining validators build messages with `repr` and recurse per level; a 1000-level
+    value (orjson accepts 1024) would overflow them. No schema constrains anything that deep
+    (it is all `Any` there), so every verdict is unchanged.
+    """
+    if isinstance(value, dict):
+        if depth <= 0:
+            return _DEEP
+        return {k: shallow(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth <= 0:
+            return _DEEP
+        return [shallow(v, depth - 1) for v in value]
+    return value
+
+
 def _value(e: ValidationError) -> Any:
     """The keyword's value in the schema (typed loosely by the stubs)."""
     value: Any = e.validator_value
@@ -182,7 +204,12 @@ class SchemaChecker:
         return ok
 
     def explain(self, obj: Any, *, strict: bool) -> list[Finding]:
-        """Why `obj` failed the fast check: reader-tolerated findings, or the real error."""
+        """Why `obj` failed the fast check: reader-tolerated findings, or the real error.
+
+        A line the reader schema rejects gets one headline finding (best_match); what only the
+        writer schema rejects is listed finding by finding (each one is a warning by default).
+        """
+        obj = shallow(obj)
         if not isinstance(obj, dict):
             return [
                 Finding(
@@ -326,6 +353,10 @@ class SchemaChecker:
                 pointer([*path, key]),
                 f"missing required field {key!r}",
                 key,
+            )
+        if kw in ("enum", "const") and path and path[-1] == "type" and not isinstance(inst, str):
+            return Finding(
+                ProblemCode.WRONG_TYPE, ptr, f"type must be a string, got {json_type(inst)}"
             )
         if kw in ("enum", "const"):
             if tuple(path) == (*self._event_path, "type"):
