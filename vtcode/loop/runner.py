@@ -36,6 +36,9 @@ from vtcode.providers.messages import (
 
 __all__ = ["LoopHooks", "RunResult", "Runner", "ToolExecutor"]
 
+# Repeating these is how a long command is waited on, not a sign of a stuck loop.
+POLLING_TOOLS = frozenset({"write_stdin"})
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunResult:
@@ -240,6 +243,7 @@ class Runner:
         request = self._request()
         self.hooks.before_request(request)
         text = rec.text()
+        final_text = ""
         reasoning = rec.reasoning()
         calls: dict[int, StreamingToolCall] = {}
         call_ids: dict[int, str] = {}
@@ -256,6 +260,10 @@ class Runner:
                     elif isinstance(ev, ReasoningDelta):
                         reasoning.push(ev.text)
                     elif isinstance(ev, ToolCallDelta):
+                        if text.item_id is not None and not calls:
+                            text.finish()  # the message is whole once tool calls begin
+                            final_text = text.text
+                            text = rec.text()
                         sc = calls.get(ev.index)
                         if sc is None:
                             call_id = ev.id or f"call_{self.turns_executed}_{ev.index}"
@@ -296,16 +304,17 @@ class Runner:
             ToolCall(id=call_ids[i], name=calls[i].name, arguments=calls[i].raw_args)
             for i in sorted(calls)
         ]
+        content = final_text + text.text
         self._append(
             Message(
                 role="assistant",
-                content=text.text,
+                content=content,
                 tool_calls=tuple(tool_calls),
                 reasoning=reasoning.text or None,
             )
         )
-        if text.text.strip():
-            self.final_text = text.text
+        if content.strip():
+            self.final_text = content
         self.pending_calls = [
             (calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)
         ]
@@ -316,7 +325,7 @@ class Runner:
             )
             return
         self.tool_loops = 0
-        self.hooks.on_turn_end(made_progress=bool(text.text.strip()))
+        self.hooks.on_turn_end(made_progress=bool(content.strip()))
         follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
         if follow_ups:
             rec.turn_completed(self.turn_usage)
@@ -331,7 +340,7 @@ class Runner:
                 outcome=limit or Outcome(OutcomeKind.CANCELLED),
             )
             return
-        kind = OutcomeKind.SUCCESS if text.text.strip() else OutcomeKind.STOPPED_NO_ACTION
+        kind = OutcomeKind.SUCCESS if content.strip() else OutcomeKind.STOPPED_NO_ACTION
         self.machine.responded(facts=self._facts(), outcome=Outcome(kind))
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
@@ -436,7 +445,10 @@ class Runner:
                 Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
             )
             had_output = had_output or result.outcome is ToolOutcome.SUCCESS
-            signature_parts.append(f"{call.name}\x00{call.arguments}\x00{result.output}")
+            if call.name not in POLLING_TOOLS:
+                signature_parts.append(
+                    f"{call.name}\x00{call.arguments}\x00{result.status}\x00{result.exit_code}"
+                )
         self.pending_calls = []
         self.last_turn_had_tool_output = had_output
         if rec.turn_open:
@@ -467,7 +479,7 @@ class Runner:
             started=r.rejected,
         )
         if r.rejected and r.outcome is not ToolOutcome.SUCCESS:
-            rec.warning(f"{sc.name}: {r.output}")
+            rec.warning(r.output)
         if r.file_changes:
             rec.file_changes(r.file_changes)
 

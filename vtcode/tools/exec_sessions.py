@@ -107,9 +107,14 @@ def is_inspection_command(command: str) -> bool:
 
 
 def shell_argv(command: str) -> list[str]:
-    """`bash -lc COMMAND` when bash exists, else `sh -c COMMAND`."""
+    """`bash -c COMMAND` when bash exists, else `sh -c COMMAND`.
+
+    Not a login shell (`-l`), unlike Codex: a login profile costs ~250 ms per command here and
+    can block outright (a profile that takes a lock, prompts, or waits on the network), which a
+    headless harness must never do. Commands get the environment vtcode was started with.
+    """
     bash = shutil.which("bash")
-    return [bash, "-lc", command] if bash else ["/bin/sh", "-c", command]
+    return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
 
 
 def _head_lines(data: bytes, limit: int) -> bytes:

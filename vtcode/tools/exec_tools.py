@@ -50,7 +50,8 @@ _YIELD_SCHEMA: dict[str, Any] = {
 EXEC_COMMAND_SPEC = ToolSpec(
     name="exec_command",
     description=(
-        "Run a command in the workspace (a string runs via `bash -lc`; a list is an argv). "
+        "Run a command in the workspace (a string runs via `bash -c`, not a login shell; a list "
+        "is an argv). "
         "stdout and stderr are merged. Returns when the process exits or after yield_time_ms; "
         "a still-running command keeps its session_id for write_stdin (send input, poll, or "
         "action=wait to block until it exits). Large output is bounded and spooled to a file."

@@ -1,0 +1,121 @@
+"""Helpers for end-to-end `vtcode exec` tests: run it for real, read and normalise its events."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from vtcode.schemas import fast_validator
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "fixtures" / "scripts"
+VOLATILE_KEYS = {"wall_time", "waited_seconds", "process_id", "duration_ms", "wait_ms"}
+RUNNING_KEYS = {
+    "output",
+    "total_output_bytes",
+    "output_truncated",
+    "spool_path",
+    "spool_complete",
+    "output_spooled",
+    "truncated",
+    "spool_pending",
+}
+SESSION = "test-session"
+STAMP = re.compile(r"\d{8}T\d{6}Z")
+
+
+def vtcode(
+    args: list[str],
+    cwd: Path,
+    *,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(cwd / ".home"), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "vtcode", *args],
+        cwd=cwd,
+        env=full,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _normalise_output(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return re.sub(r"\d+\.\d+s", "<secs>", text)
+    if isinstance(data, dict):
+        for k in VOLATILE_KEYS & data.keys():
+            data[k] = "<volatile>"
+        if data.get("is_exited") is False:
+            # What a still-running command has printed so far depends on timing.
+            for k in RUNNING_KEYS & data.keys():
+                data[k] = "<running>"
+        return json.dumps(data, sort_keys=True)
+    return text
+
+
+def normalise(event: dict[str, Any], workspace: Path | None = None) -> dict[str, Any]:
+    """Replace what legitimately differs run to run (times, pids, the temp workspace path)."""
+    text = json.dumps(event)
+    if workspace is not None:
+        text = text.replace(str(workspace), "<workspace>")
+    text = STAMP.sub("<stamp>", text)
+    ev = json.loads(text)
+    item = ev.get("item")
+    if isinstance(item, dict) and item.get("type") == "tool_output":
+        item["output"] = _normalise_output(item.get("output", ""))
+        if '"is_exited": false' in item["output"] and "spool_path" in item:
+            item["spool_path"] = "<running>"
+    if isinstance(item, dict) and item.get("type") == "tool_invocation":
+        args = item.get("arguments")
+        if isinstance(args, str) and args.startswith("{"):
+            item["arguments"] = args  # partial streamed JSON text stays as is
+    for k in VOLATILE_KEYS & ev.keys():
+        ev[k] = "<volatile>"
+    return ev
+
+
+def raw_events(stdout: str) -> list[dict[str, Any]]:
+    validator = fast_validator("thread-event")
+    out = []
+    for line in stdout.splitlines():
+        ev = json.loads(line)
+        assert validator.is_valid(ev), line
+        out.append(ev)
+    return out
+
+
+def canonical_lines(workspace: Path, session: str = SESSION) -> list[dict[str, Any]]:
+    path = workspace / ".vtcode" / "sessions" / session / "events.jsonl"
+    validator = fast_validator("versioned-thread-event")
+    lines = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        env = json.loads(line)
+        assert validator.is_valid(env), f"{path}:{n}: {line}"
+        assert env["seq"] == n
+        lines.append(env)
+    return lines
+
+
+def canonical_snapshot(workspace: Path, session: str = SESSION) -> list[dict[str, Any]]:
+    return [
+        {
+            "schema_version": e["schema_version"],
+            "seq": e["seq"],
+            "event": normalise(e["event"], workspace),
+        }
+        for e in canonical_lines(workspace, session)
+    ]

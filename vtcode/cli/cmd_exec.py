@@ -1,0 +1,152 @@
+"""`vtcode exec`: run an agent loop headless, to completion, with a documented exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
+3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
+Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
+`--fork` starts a new session seeded with a minimal resume artifact of the old one."""
+
+
+def _read_prompt(words: list[str]) -> str | None:
+    if not words or words == ["-"]:
+        if sys.stdin is None or sys.stdin.isatty():
+            return None if not words else ""
+        return sys.stdin.read()
+    return " ".join(words)
+
+
+@click.command("exec", epilog=EPILOG, context_settings={"ignore_unknown_options": False})
+@click.argument("words", nargs=-1, metavar="[PROMPT|-] | resume (SESSION_ID|--last) [PROMPT]")
+@click.option("--json", "as_json", is_flag=True, help="Raw ThreadEvent JSONL on stdout only.")
+@click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
+@click.option(
+    "--last-message-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the last agent message here.",
+)
+@click.option("--provider", help="replay (default), openai or anthropic.")
+@click.option("--model", help="Model id (overrides agent.model).")
+@click.option("--script", help="Replay script: a path or a shipped script name.")
+@click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap (error_max_turns).")
+@click.option(
+    "--max-budget-usd", type=click.FloatRange(min=0), help="Dollar cap (error_max_budget_usd)."
+)
+@click.option("--session-id", help="Use this session id (letters, digits, _ . -).")
+@click.option("--effort", type=click.Choice(["low", "medium", "high"]), help="Reasoning effort.")
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Record the provider's responses into a replay script.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No human progress on stderr.")
+@click.option(
+    "-c",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config key for this run (same as the global -c).",
+)
+@click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
+@click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
+@click.pass_obj
+def exec_cmd(
+    app: AppContext,
+    words: tuple[str, ...],
+    as_json: bool,
+    events_path: str | None,
+    last_message_file: Path | None,
+    provider: str | None,
+    model: str | None,
+    script: str | None,
+    max_turns: int | None,
+    max_budget_usd: float | None,
+    session_id: str | None,
+    effort: str | None,
+    record: Path | None,
+    quiet: bool,
+    overrides: tuple[str, ...],
+    use_last: bool,
+    fork: bool,
+) -> int:
+    """Run an agent loop headless until it completes.
+
+    The prompt comes from PROMPT, or from stdin when PROMPT is `-` or absent. Every event is
+    persisted to WORKSPACE/.vtcode/sessions/<id>/events.jsonl; with --json the raw events also
+    stream to stdout (and nothing else does). Human progress goes to stderr unless -q.
+    """
+    from vtcode.cli.output import print_error, print_warning, want_color
+    from vtcode.cli.sinks import HumanProgressSink, StdoutJsonSink
+    from vtcode.errors import UsageError
+    from vtcode.loop.exec_run import ExecRequest, last_message_text, run_exec
+    from vtcode.loop.hooks_impl import default_hooks_factory
+
+    args = list(words)
+    resume: str | None = None
+    if args and args[0] == "resume":
+        args = args[1:]
+        if use_last:
+            from vtcode.store import latest_session_id
+
+            resume = latest_session_id(app.workspace)
+            if resume is None:
+                raise UsageError("`--last`: this workspace has no sessions yet")
+        elif args:
+            resume, args = args[0], args[1:]
+        else:
+            raise UsageError("`exec resume` needs a SESSION_ID or --last")
+    elif use_last or fork:
+        raise UsageError("--last and --fork only apply to `vtcode exec resume`")
+    prompt = _read_prompt(args) if (args or resume is None) else None
+    if resume is None and not (prompt and prompt.strip()):
+        raise UsageError(
+            "no prompt: pass PROMPT, or pipe it on stdin",
+            hint='vtcode exec "list the files"   or   echo "..." | vtcode exec -',
+        )
+    for item in overrides:
+        if "=" not in item:
+            raise UsageError(f"-c {item!r} is not KEY=VALUE")
+    app.overrides.extend(overrides)
+    loaded = app.loaded_config()
+    sinks: list[object] = []
+    if as_json:
+        sinks.append(StdoutJsonSink())
+    if not (app.quiet or quiet):
+        sinks.append(HumanProgressSink(color=want_color(app.color)))
+    result = run_exec(
+        ExecRequest(
+            workspace=app.workspace,
+            config=loaded.config,
+            prompt=prompt,
+            provider=provider,
+            model=model,
+            script=script,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            session_id=session_id,
+            resume=resume,
+            fork=fork,
+            events_path=events_path,
+            sinks=sinks,
+            reasoning_effort=effort,
+            record=record,
+            hooks_factory=default_hooks_factory,
+        )
+    )
+    if result.error:
+        print_error(result.error, color=app.color)
+    if last_message_file is not None:
+        text = last_message_text(result)
+        if text is None:
+            print_warning("no agent message to write to --last-message-file", color=app.color)
+        from vtcode.fsutil import atomic_write_bytes
+
+        atomic_write_bytes(last_message_file, (text or "").encode())
+    return int(result.exit_code)

@@ -1,0 +1,263 @@
+"""One headless run (`vtcode exec`, `exec resume`, a `loop run` step): wire everything, run, close.
+
+Order of business: check ids, apply retention (never the current session), take the session lock
+(busy: exit 75), build provider, tools and exporters, run the machine, then shut down in the
+contract's order: `thread.completed` is emitted by the runner, exporters finish, the canonical
+drain closes and fsyncs, and only then is success reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from vtcode.config.model import VtcodeConfig
+from vtcode.errors import ExitCode, NotFoundError, PersistenceError, UsageError
+from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent
+from vtcode.ids import check_id, new_session_id
+from vtcode.loop.cancel import CancelToken
+from vtcode.loop.limits import Limits
+from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
+from vtcode.loop.runner import LoopHooks, Runner, RunResult
+from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
+from vtcode.providers.messages import Message
+
+__all__ = ["ExecRequest", "ExecResult", "run_exec"]
+
+_ITEM_NUM = re.compile(r"item_(\d+)")
+
+
+@dataclasses.dataclass(kw_only=True)
+class ExecRequest:
+    """Everything `vtcode exec` (and `loop run`) can ask for."""
+
+    workspace: Path
+    config: VtcodeConfig
+    prompt: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    script: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    session_id: str | None = None
+    resume: str | None = None  # session id to continue (append to the same session)
+    fork: bool = False  # with `resume`: start a new session seeded from the old one
+    events_path: str | None = None  # `--events`; None = config, "" = off
+    sinks: Sequence[Any] = ()  # extra exporters (stdout JSON, human progress)
+    reasoning_effort: str | None = None
+    record: Path | None = None  # record the provider's responses into a replay script
+    hooks_factory: Callable[[ExecContext], LoopHooks] | None = None
+    install_signals: bool = True
+
+
+@dataclasses.dataclass(kw_only=True)
+class ExecContext:
+    """What hook factories (context, orientation, steering) get to build their hooks from."""
+
+    workspace: Path
+    session_id: str
+    config: VtcodeConfig
+    provider: Any
+    registry: Any
+    resumed: bool
+    forked_from: str | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExecResult:
+    session_id: str
+    exit_code: ExitCode
+    run: RunResult | None
+    error: str | None = None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.run.outcome if self.run else None
+
+
+def _max_item_index(workspace: Path, session_id: str) -> int:
+    """The next free `item_<n>` so a resumed run never reuses an item id of the same session."""
+    from vtcode.store import read_session_events
+
+    top = -1
+    for env in read_session_events(workspace, session_id):
+        ev = env.event
+        if isinstance(ev, ItemStartedEvent | ItemUpdatedEvent | ItemCompletedEvent):
+            m = _ITEM_NUM.match(ev.item.id)
+            if m:
+                top = max(top, int(m.group(1)))
+    return top + 1
+
+
+def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | None]:
+    """(session id to write, seeded history, first item index, forked-from id)."""
+    from vtcode.store.reader import session_exists
+
+    assert req.resume is not None
+    source = check_id(req.resume)
+    if not session_exists(req.workspace, source):
+        raise NotFoundError(
+            f"no session {source!r} in {req.workspace / '.vtcode' / 'sessions'}",
+            hint="`vtcode sessions list` shows the sessions of this workspace",
+        )
+    from vtcode.store.layout import session_dir
+
+    transcript = load_transcript(session_dir(req.workspace, source) / TRANSCRIPT_NAME)
+    history = [m for m in transcript.messages if m.role != "system"]
+    if req.fork:
+        from vtcode.context.fork import fork_history
+
+        return (
+            check_id(req.session_id) if req.session_id else new_session_id(),
+            fork_history(history, req.config),
+            0,
+            source,
+        )
+    return source, history, _max_item_index(req.workspace, source), None
+
+
+def run_exec(req: ExecRequest) -> ExecResult:
+    """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
+    from vtcode.providers.registry import make_provider
+    from vtcode.store import DispatchGate, SessionWriter
+    from vtcode.store.exports import make_exporters
+    from vtcode.store.retention import apply_retention
+    from vtcode.tools.base import ToolContext
+    from vtcode.tools.registry import default_registry
+
+    cfg = req.config
+    history: list[Message] = []
+    first_item = 0
+    forked_from: str | None = None
+    resumed = req.resume is not None
+    if resumed:
+        session_id, history, first_item, forked_from = _resolve_resume(req)
+    else:
+        session_id = check_id(req.session_id) if req.session_id else new_session_id()
+    if not resumed and not (req.prompt and req.prompt.strip()):
+        raise UsageError("no prompt given", hint="pass PROMPT, or `-` to read it from stdin")
+
+    # Retention is best effort (upstream logs and goes on); `sessions gc` reports details.
+    with contextlib.suppress(OSError):
+        apply_retention(req.workspace, cfg.store.retention, preserve=session_id)
+
+    appending = resumed and forked_from is None
+    writer = (
+        SessionWriter.open_existing(req.workspace, session_id, cfg.store)
+        if appending
+        else SessionWriter.create(req.workspace, session_id, cfg.store)
+    )
+    provider = None
+    executor = None
+    transcript: TranscriptWriter | None = None
+    gate = None
+    try:
+        provider = make_provider(
+            req.provider or cfg.agent.provider,
+            config=cfg,
+            model=req.model,
+            script=req.script,
+            workspace=req.workspace,
+        )
+        if req.record is not None:
+            from vtcode.providers.recording import RecordingProvider
+
+            provider = RecordingProvider(provider, req.record)
+        exporters = [*make_exporters(req.workspace, session_id, cfg, req.events_path), *req.sinks]
+        gate = DispatchGate(writer, exporters)
+        spool_dir = req.workspace / ".vtcode" / "context" / "tool_outputs"
+        registry = default_registry(cfg)
+        ctx = ToolContext(
+            workspace=req.workspace,
+            session_id=session_id,
+            spool_dir=spool_dir,
+            long_running_ceiling_secs=float(cfg.agent.harness.long_running_command_ceiling_secs),
+        )
+        from vtcode.loop.tool_exec import RegistryToolExecutor
+        from vtcode.tools.permissions import PermissionPolicy, headless
+
+        policy = PermissionPolicy.from_config(cfg, full_auto=True, workspace=req.workspace)
+        executor = RegistryToolExecutor(
+            registry,
+            ctx,
+            permission=lambda tool, args: headless(policy.check(tool, args)),
+            allowed=cfg.automation.full_auto.allowed_tools,
+        )
+        transcript = TranscriptWriter(writer.path / TRANSCRIPT_NAME)
+        if forked_from is not None:
+            for m in history:
+                transcript.append(m)
+        exec_ctx = ExecContext(
+            workspace=req.workspace,
+            session_id=session_id,
+            config=cfg,
+            provider=provider,
+            registry=registry,
+            resumed=resumed,
+            forked_from=forked_from,
+        )
+        hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
+        if hasattr(hooks, "bind_executor"):
+            hooks.bind_executor(executor)
+        limits = Limits.from_config(cfg, max_turns=req.max_turns, max_budget_usd=req.max_budget_usd)
+        cancel = CancelToken()
+        runner = Runner(
+            session_id=session_id,
+            provider=provider,
+            tools=executor,
+            limits=limits,
+            emit=gate.emit,
+            system_prompt=lambda orientation: system_prompt(EXEC_SYSTEM_PROMPT, orientation),
+            history=history,
+            prompt=req.prompt,
+            cancel=cancel,
+            hooks=hooks,
+            first_item_index=first_item,
+            reasoning_effort=req.reasoning_effort or _effort(cfg),
+            on_message=transcript.append,
+            workspace=req.workspace,
+        )
+        if req.install_signals:
+            with cancel.installed():
+                result = runner.run()
+        else:
+            result = runner.run()
+        executor.close()
+        executor = None
+        transcript.close()
+        transcript = None
+        gate.close()
+        gate = None
+        return ExecResult(session_id=session_id, exit_code=result.outcome.exit_code, run=result)
+    except PersistenceError as e:
+        return ExecResult(session_id=session_id, exit_code=ExitCode.FAILURE, run=None, error=str(e))
+    finally:
+        if executor is not None:
+            executor.close()
+        if transcript is not None:
+            transcript.close()
+        if gate is not None:
+            gate.abort() if hasattr(gate, "abort") else writer.abort()
+        elif not writer.closed:
+            writer.abort()
+        if provider is not None:
+            provider.close()
+
+
+def _effort(cfg: VtcodeConfig) -> str | None:
+    effort = cfg.agent.reasoning_effort
+    return None if effort is None else effort.value
+
+
+def last_message_text(result: ExecResult) -> str | None:
+    """What `--last-message-file` writes: the last agent message (else the last plan)."""
+    if result.run is None:
+        return None
+    if result.run.outcome.kind in (OutcomeKind.SUCCESS,) and result.run.final_text:
+        return result.run.final_text
+    return result.run.final_text or result.run.last_plan_text

@@ -1,0 +1,109 @@
+"""Executes a model's tool call: catalog lookup, permissions, pre/post hooks, the tool itself.
+
+The outcome mapping is upstream's: an unknown tool is `invalid_tool`, a policy refusal
+`permission_rejected`, a hook refusal `hook_denied`, schema-invalid arguments and tool failures
+`error`, a cancellation `cancelled`. Every refusal still answers the model (a tool message), so
+the loop goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from vtcode.events.enums import ToolCallStatus, ToolOutcome
+from vtcode.loop.cancel import CancelToken
+from vtcode.loop.runner import ToolExecutor, ToolRunOutcome
+from vtcode.providers.messages import ToolCall, ToolSpec
+from vtcode.tools.base import ToolContext, ToolError
+from vtcode.tools.permissions import PermissionVerdict
+from vtcode.tools.registry import InvalidToolArguments, ToolRegistry, UnknownToolError
+
+# (tool_name, arguments) -> None to allow, or the reason to deny
+PreToolHook = Callable[[str, Any], str | None]
+PostToolHook = Callable[[str, Any, dict[str, Any]], None]
+PermissionCheck = Callable[[str, Any], PermissionVerdict]
+
+
+def _refused(message: str, outcome: ToolOutcome) -> ToolRunOutcome:
+    return ToolRunOutcome(
+        output=message, status=ToolCallStatus.FAILED, outcome=outcome, rejected=True
+    )
+
+
+class RegistryToolExecutor(ToolExecutor):
+    """The production executor over a `ToolRegistry`."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        ctx: ToolContext,
+        *,
+        permission: PermissionCheck | None = None,
+        pre_tool: PreToolHook | None = None,
+        post_tool: PostToolHook | None = None,
+        allowed: list[str] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.ctx = ctx
+        self.permission = permission
+        self.pre_tool = pre_tool
+        self.post_tool = post_tool
+        self.allowed = allowed
+
+    def catalog(self) -> tuple[ToolSpec, ...]:
+        return self.registry.specs(self.allowed)
+
+    def execute(self, call: ToolCall, arguments: Any, cancel: CancelToken) -> ToolRunOutcome:
+        if call.name not in self.registry or (
+            self.allowed is not None and call.name not in self.allowed
+        ):
+            known = ", ".join(s.name for s in self.catalog())
+            return _refused(
+                f"unknown tool {call.name!r}; available tools: {known}", ToolOutcome.INVALID_TOOL
+            )
+        if self.permission is not None:
+            verdict = self.permission(call.name, arguments if isinstance(arguments, dict) else {})
+            if not verdict.allowed:
+                return _refused(
+                    f"permission denied for {call.name}: {verdict.reason}",
+                    ToolOutcome.PERMISSION_REJECTED,
+                )
+        if self.pre_tool is not None:
+            denial = self.pre_tool(call.name, arguments)
+            if denial is not None:
+                return _refused(f"blocked by pre_tool_use hook: {denial}", ToolOutcome.HOOK_DENIED)
+        self.ctx.cancel = cancel.event
+        try:
+            args = self.registry.validate(call.name, arguments)
+        except (InvalidToolArguments, UnknownToolError) as e:
+            return _refused(str(e), ToolOutcome.ERROR)
+        try:
+            # Not `interruptible`: tools watch `ctx.cancel` and return promptly on their own,
+            # so a signal never leaves a started process unrecorded.
+            result = self.registry.get(call.name).run(args, self.ctx)
+        except ToolError as e:
+            out = ToolRunOutcome(
+                output=str(e), status=ToolCallStatus.FAILED, outcome=ToolOutcome.ERROR
+            )
+        else:
+            ok = result.success
+            out = ToolRunOutcome(
+                output=result.output,
+                status=ToolCallStatus.COMPLETED if ok else ToolCallStatus.FAILED,
+                outcome=ToolOutcome.SUCCESS if ok else ToolOutcome.ERROR,
+                exit_code=result.exit_code,
+                spool_path=result.spool_path,
+                file_changes=[(c.path, c.kind) for c in result.file_changes],
+                wait_seconds=result.wait_seconds,
+            )
+        if self.post_tool is not None:
+            self.post_tool(
+                call.name,
+                args,
+                {"output": out.output, "status": out.status.value, "exit_code": out.exit_code},
+            )
+        return out
+
+    def close(self) -> None:
+        self.registry.close()
