@@ -30,7 +30,13 @@ from vtcode.validate.report import (
     ValidateOptions,
     ValidateReport,
 )
-from vtcode.validate.schemacheck import checker_for, detect_shape, json_type, version_finding
+from vtcode.validate.schemacheck import (
+    SchemaChecker,
+    checker_for,
+    detect_shape,
+    json_type,
+    version_finding,
+)
 from vtcode.validate.syntax import explain_syntax
 
 __all__ = ["Progress", "validate_files", "validate_path", "validate_stream"]
@@ -102,6 +108,21 @@ def _unreadable(
         problems=probs.items,
         **kw,
     )
+
+
+def _explain(
+    checker: SchemaChecker, obj: dict[str, Any], line: int, problems: _Problems, *, strict: bool
+) -> None:
+    """The slow path, for a line that failed the fast check: say exactly what is wrong."""
+    soft = Severity.ERROR if strict else Severity.WARNING
+    findings = checker.explain(obj, strict=strict)
+    if checker.shape is LineShape.WRAPPED:
+        vf = version_finding(obj.get("schema_version"), strict=strict)
+        if vf is not None:
+            findings.append(vf)
+    for f in findings:
+        severity = soft if f.reader_ok else Severity.ERROR
+        problems.add(line, f.pointer, f.code, severity, f.message, f.value)
 
 
 def validate_stream(
@@ -211,19 +232,7 @@ def validate_stream(
                 except ValueError:  # jsonschema-rs refuses very deep values
                     ok = False
                 if not ok:
-                    for f in checker.explain(obj, strict=strict):
-                        add(
-                            number,
-                            f.pointer,
-                            f.code,
-                            soft if f.reader_ok else Severity.ERROR,
-                            f.message,
-                            f.value,
-                        )
-                    if wrapped:
-                        vf = version_finding(obj.get("schema_version"), strict=strict)
-                        if vf is not None:
-                            add(number, vf.pointer, vf.code, soft, vf.message, vf.value)
+                    _explain(checker, obj, number, problems, strict=strict)
                 if etype is not None:
                     if etype in counts:
                         counts[etype] += 1
