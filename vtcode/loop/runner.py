@@ -69,6 +69,10 @@ class ToolRunOutcome:
 class ToolExecutor:
     """Executes one parsed tool call (registry lookup, permissions, hooks, the tool itself)."""
 
+    # The run's recorder, set by the Runner: pre/post tool hooks bound to the executor report
+    # their failures as warning items through it.
+    recorder: Recorder | None = None
+
     def execute(self, call: ToolCall, arguments: Any, cancel: CancelToken) -> ToolRunOutcome:
         raise NotImplementedError
 
@@ -144,6 +148,7 @@ class Runner:
         self.tools = tools
         self.limits = limits
         self.recorder = Recorder(emit, first_item_index=first_item_index)
+        tools.recorder = self.recorder
         self._system_prompt = system_prompt
         self.history: list[Message] = list(history or [])
         self.prompt = prompt

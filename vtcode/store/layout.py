@@ -47,6 +47,7 @@ KNOWN_TOP: tuple[str, ...] = (
     f".{EVENTS}.*.tmp",
     f".{MANIFEST}.*.tmp",
     "transcript.jsonl",  # the loop's model transcript (vtcode/loop/transcript.py)
+    ".transcript.jsonl.*.tmp",  # `vtcode compact` rewrites the transcript atomically
 )
 KNOWN_INDEX: tuple[str, ...] = (TURNS, f".{TURNS}.*.tmp")
 KNOWN_DERIVED: tuple[str, ...] = (
@@ -58,7 +59,15 @@ KNOWN_DERIVED: tuple[str, ...] = (
     f".{ATIF}.*.tmp",
     ".*.tmp",
 )
-KNOWN_SUBDIRS: dict[str, tuple[str, ...]] = {INDEX_DIR: KNOWN_INDEX, DERIVED_DIR: KNOWN_DERIVED}
+# vtcode/steering/queue.py (the follow-up inbox) and vtcode/context/state.py (context state)
+KNOWN_STEERING: tuple[str, ...] = ("queue.json", ".queue.json.*.tmp")
+KNOWN_CONTEXT: tuple[str, ...] = ("state.json", ".state.json.*.tmp")
+KNOWN_SUBDIRS: dict[str, tuple[str, ...]] = {
+    INDEX_DIR: KNOWN_INDEX,
+    DERIVED_DIR: KNOWN_DERIVED,
+    "steering": KNOWN_STEERING,
+    "context": KNOWN_CONTEXT,
+}
 
 
 def sessions_root(workspace: Path) -> Path:
