@@ -1,6 +1,6 @@
 """`python -m vtcode` runs the same command line as the `vtcode` script."""
 
-from vtcode.cli.main import main
+from vtcode.cli.entry import main
 
 if __name__ == "__main__":
     main()
