@@ -29,7 +29,8 @@ from vtcode.providers.messages import ModelRequest, StreamEvent
 
 def write_script(path: Path, turns: int) -> None:
     parts = [
-        '[provider]\nmodel = "replay-bench"\npricing = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n'
+        '[provider]\nmodel = "replay-bench"\n'
+        "pricing = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n"
     ]
     for i in range(turns - 1):
         parts.append(
@@ -127,7 +128,8 @@ def main() -> None:
     args = ap.parse_args()
     rows = [run(n) for n in args.turns]
     print(
-        f"{'turns':>7} {'total s':>9} {'provider s':>11} {'tool s':>8} {'overhead ms/turn':>17} {'total ms/turn':>14}"
+        f"{'turns':>7} {'total s':>9} {'provider s':>11} {'tool s':>8} "
+        f"{'overhead ms/turn':>17} {'total ms/turn':>14}"
     )
     for r in rows:
         print(
