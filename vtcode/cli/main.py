@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "handoff": ("vtcode.cli.cmd_handoff", "handoff", "Write the handoff for the next session."),
     "notes": ("vtcode.cli.cmd_notes", "notes", "Append to and list the loop's notes."),
     "decisions": ("vtcode.cli.cmd_notes", "decisions", "Append to and list the loop's decisions."),
+    "agent": ("vtcode.cli.cmd_agent", "agent", "Run or verify with a configured subagent."),
+    "worktree": ("vtcode.cli.cmd_worktree", "worktree", "List, merge and drop subagent worktrees."),
 }
 
 click.rich_click.USE_RICH_MARKUP = False
