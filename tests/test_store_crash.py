@@ -217,7 +217,9 @@ class PowerLoss(RuleBasedStateMachine):
         self.crashes += 1
         ws = self.root / f"crash-{self.crashes}"
         sdir = sessions_root(ws) / "s"
-        shutil.copytree(live, sdir)
+        (sdir / "index").mkdir(parents=True)
+        for name in ("manifest.json", "index/turns.json"):  # each replaced atomically
+            (sdir / name).write_bytes((live / name).read_bytes())
         (sdir / "events.jsonl").write_bytes(bytes(body))
         try:
             rw = SessionWriter.open_existing(ws, "s", CFG)
@@ -347,14 +349,14 @@ def test_nth_io_error_fails_closed(
 
 def test_manifest_write_error_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     w = SessionWriter.create(tmp_path, "s", CFG)
-    real = fsutil.atomic_write_json
+    real = fsutil.atomic_write_bytes
 
-    def broken(path: Path, data: Any, **kw: Any) -> None:
+    def broken(path: Path, data: bytes, **kw: Any) -> None:
         if path.name == "manifest.json":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(path, data, **kw)
 
-    monkeypatch.setattr(fsutil, "atomic_write_json", broken)
+    monkeypatch.setattr(fsutil, "atomic_write_bytes", broken)
     w.submit(TurnStartedEvent())
     w.submit(TurnCompletedEvent(usage=Usage()))
     with pytest.raises(PersistenceError, match="manifest"):

@@ -15,7 +15,13 @@ import orjson
 from vtcode.clock import rfc3339
 from vtcode.events.codec import decode_event
 from vtcode.jsontypes import DecodeError
-from vtcode.store.models import SessionManifest, SessionStatus, TurnIndex, TurnIndexEntry
+from vtcode.store.models import (
+    SESSION_STORE_SCHEMA_VERSION,
+    SessionManifest,
+    SessionStatus,
+    TurnIndex,
+    TurnIndexEntry,
+)
 
 TURN_END = frozenset({"turn.completed", "turn.failed"})
 BOUNDARY = TURN_END | {"thread.completed"}
@@ -220,6 +226,40 @@ class LogState:
                 for i, t in enumerate(self.turns)
             ]
         )
+
+    def manifest_json(self) -> dict[str, Any]:
+        """`encode(self.manifest())`, built directly (the drain writes it at every boundary)."""
+        out: dict[str, Any] = {
+            "session_id": self.session_id,
+            "schema_version": SESSION_STORE_SCHEMA_VERSION,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "turn_count": self.turn_count,
+            "event_count": self.event_count,
+            "status": self.status.value,
+        }
+        if self.event_count:
+            out["last_seq"] = self.last_seq
+        out["log_bytes"] = self.size
+        if self.first_seq is not None:
+            out["first_seq"] = self.first_seq
+        return out
+
+    def index_json(self) -> dict[str, Any]:
+        """`encode(self.index())`, built directly (the index grows with every turn)."""
+        return {
+            "entries": [
+                {
+                    "turn_number": i,
+                    "start_offset": t.start_offset,
+                    "end_offset": t.end_offset,
+                    "event_count": t.event_count,
+                    "ts": t.ts,
+                    "start_seq": t.start_seq,
+                }
+                for i, t in enumerate(self.turns, 1)
+            ]
+        }
 
     @classmethod
     def from_cache(cls, manifest: SessionManifest, index: TurnIndex) -> LogState | None:

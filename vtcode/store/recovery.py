@@ -27,7 +27,7 @@ import orjson
 from vtcode import fsutil
 from vtcode.clock import compact_stamp
 from vtcode.errors import CorruptLogError
-from vtcode.jsontypes import DecodeError, decode, encode
+from vtcode.jsontypes import DecodeError, decode
 from vtcode.store.layout import EVENTS, INDEX_DIR, MANIFEST, TURNS
 from vtcode.store.logstate import BadLine, LogState, check_line
 from vtcode.store.models import SessionManifest, TurnIndex
@@ -84,10 +84,21 @@ def load_index(sdir: Path) -> TurnIndex | None:
         return None
 
 
+def cache_bytes(state: LogState) -> tuple[bytes, bytes]:
+    """(index, manifest) file contents for `state` (compact JSON, as upstream writes them)."""
+    return orjson.dumps(state.index_json()), orjson.dumps(state.manifest_json())
+
+
+def write_cache_bytes(sdir: Path, index: bytes, manifest: bytes, *, durable: bool) -> None:
+    """Index then manifest, each replaced atomically (temp, fsync, replace, fsync dir); the
+    manifest goes last because it vouches for the log."""
+    fsutil.atomic_write_bytes(sdir / INDEX_DIR / TURNS, index, durable=durable)
+    fsutil.atomic_write_bytes(sdir / MANIFEST, manifest, durable=durable)
+
+
 def write_cache(sdir: Path, state: LogState, *, durable: bool) -> None:
-    """Write index then manifest, each atomically (the manifest last: it vouches for the log)."""
-    fsutil.atomic_write_json(sdir / INDEX_DIR / TURNS, encode(state.index()), durable=durable)
-    fsutil.atomic_write_json(sdir / MANIFEST, encode(state.manifest()), durable=durable)
+    """Write the caches of `state` now."""
+    write_cache_bytes(sdir, *cache_bytes(state), durable=durable)
 
 
 @dataclasses.dataclass(slots=True)

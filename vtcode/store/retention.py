@@ -103,6 +103,11 @@ def apply_retention(
                     _delete(Path(workspace), root, root_fd, c, report)
                 except OSError as e:
                     report.errors.append((c.name, f"{e.strerror or e}"))
+        if report.deleted and not dry_run:
+            # One fsync for the whole pass: a rename lost to a power cut leaves a tombstone
+            # (or the session) that the next pass finishes.
+            with contextlib.suppress(OSError):
+                os.fsync(root_fd)
     finally:
         os.close(root_fd)
     return report
@@ -242,7 +247,6 @@ def _delete(
         left = _purge(root_fd, tomb)
         if left:
             report.leftovers.append((tomb, left))
-        os.fsync(root_fd)
     finally:
         lock.release()
 

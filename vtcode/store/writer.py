@@ -50,11 +50,11 @@ from vtcode.store.layout import (
 )
 from vtcode.store.locks import SessionLock, session_lock
 from vtcode.store.logstate import LINE_SLACK, LogState
-from vtcode.store.recovery import Recovery, recover, write_cache
+from vtcode.store.recovery import Recovery, cache_bytes, recover, write_cache, write_cache_bytes
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_MAX_BATCH = 512
+_MAX_BATCH = 4096
 _IDLE_POLL = 0.25  # seconds between checks that the main thread is still alive
 
 
@@ -66,6 +66,57 @@ class _Control:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.done = threading.Event()
+
+
+class _CacheWriter:
+    """Writes manifest + index off the drain's critical path; only the newest snapshot matters.
+
+    The drain posts a snapshot after the fsync that covers it, so a manifest on disk never
+    vouches for bytes that are not durable, whichever snapshot lands last.
+    """
+
+    def __init__(self, sdir: Path, name: str, on_error: Callable[[OSError], None]) -> None:
+        self._sdir = sdir
+        self._on_error = on_error
+        self._cv = threading.Condition()
+        self._pending: tuple[bytes, bytes, bool] | None = None
+        self._busy = False
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=False)
+        self._thread.start()
+
+    def post(self, index: bytes, manifest: bytes, durable: bool) -> None:
+        with self._cv:
+            self._pending = (index, manifest, durable)
+            self._cv.notify_all()
+
+    def wait_idle(self) -> None:
+        with self._cv:
+            self._cv.wait_for(lambda: self._pending is None and not self._busy)
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                self._cv.wait_for(lambda: self._pending is not None or self._stop)
+                job = self._pending
+                if job is None:
+                    return
+                self._pending = None
+                self._busy = True
+            try:
+                write_cache_bytes(self._sdir, job[0], job[1], durable=job[2])
+            except OSError as e:
+                self._on_error(e)
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
 
 
 def _etype(event: ThreadEvent) -> str:
@@ -122,6 +173,9 @@ class SessionWriter:
         self._durable_cv = threading.Condition()
         self._lost = 0
         self._stopped = False
+        self._cache = _CacheWriter(
+            sdir, f"vtcode-cache-{session_id}", lambda e: self._io_error("write the manifest", e)
+        )
         self._thread = threading.Thread(
             target=self._run, name=f"vtcode-drain-{session_id}", daemon=False
         )
@@ -296,7 +350,8 @@ class SessionWriter:
         return seq
 
     def flush(self, timeout: float | None = 30.0) -> int:
-        """Write and fsync everything accepted so far (any durability mode); the durable seq."""
+        """Write and fsync everything accepted so far (any durability mode) and let the
+        manifest catch up; returns the durable seq."""
         if self._error is not None:
             raise self._raise_copy()
         if self._closed:
@@ -419,6 +474,7 @@ class SessionWriter:
             self._io_failed = True
             self._fail(f"internal drain error: {type(e).__name__}: {e}")
         finally:
+            self._cache.stop()
             with contextlib.suppress(OSError):
                 if self._fd >= 0:
                     os.close(self._fd)
@@ -481,10 +537,9 @@ class SessionWriter:
             if boundary and not self._io_failed:
                 self._maybe_evict()
             if cache and not self._io_failed:
-                try:
-                    write_cache(self.path, st, durable=mode is not Durability.OS)
-                except OSError as e:
-                    self._io_error("write the manifest", e)
+                self._cache.post(*cache_bytes(st), durable=mode is not Durability.OS)
+            if closing or flush:  # after close/flush returns, the manifest describes the log
+                self._cache.wait_idle()
         for c in controls:
             c.done.set()
         return closing or self._io_failed
@@ -511,7 +566,8 @@ class SessionWriter:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, truncate_to)
         detail = os.strerror(e.errno) if e.errno else str(e)
-        self._fail(f"cannot {what} {self.events_path.name}: {detail} (errno {e.errno})")
+        target = "" if "manifest" in what else f" {self.events_path.name}"
+        self._fail(f"cannot {what}{target}: {detail} (errno {e.errno})")
 
     def _maybe_evict(self) -> None:
         st = self._state
