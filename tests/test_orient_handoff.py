@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import RunVtcode
 from syrupy.assertion import SnapshotAssertion
 
 from vtcode import schemas
@@ -172,3 +173,48 @@ def test_build_from_state(tmp_path: Path) -> None:
 def test_build_outside_git_has_no_modified_files(tmp_path: Path) -> None:
     req = build_handoff(tmp_path, summary="did things")
     assert req.modified_files == [] and req.state_summary == "did things"
+
+
+def test_cli_writes_the_handoff_and_the_next_session_takes_it_over(
+    tmp_path: Path, run_vtcode: RunVtcode
+) -> None:
+    rc, out, err = run_vtcode(
+        ["handoff", "--json", "--summary", "parser done", "--next", "write the cli",
+         "--next", "add docs", "--issue", "slow on big files", "--task", "ship the tool",
+         "--test-cmd", "echo 12 passed"],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert rc == 0, err
+    req = orjson.loads(out)
+    assert req["state_summary"] == "parser done"
+    assert req["next_actions"] == ["write the cli", "add docs"]
+    assert req["test_results"].startswith("$ echo 12 passed\nPASSED (exit 0) in ")
+    assert req["test_results"].endswith("\n12 passed")
+    md = (tmp_path / ".vtcode/tasks/current_handoff.md").read_text()
+    assert "### Recommended Next Actions\n1. write the cli\n1. add docs" in md
+    rc, out, _ = run_vtcode(["orient"], cwd=tmp_path)
+    assert "## HANDOFF FROM PREVIOUS AGENT" in out and "parser done" in out
+    # A real session orients from it, then archives it: the session after that does not see it.
+    rc, _, err = run_vtcode(["exec", "--session-id", "next-1", "continue"], cwd=tmp_path)
+    assert rc == 0, err
+    assert not (tmp_path / ".vtcode/tasks/current_handoff.md").exists()
+    archived = sorted(p.name for p in (tmp_path / ".vtcode/tasks/handoffs").iterdir())
+    assert [n.split("-", 1)[1] for n in archived] == ["next-1.json", "next-1.md"]
+    ledger = orjson.loads((tmp_path / ".vtcode/sessions/next-1/derived/progress.json").read_bytes())
+    assert ledger["handoff_summary"] == "parser done"
+    assert ledger["known_issues"] == ["slow on big files"]
+    rc, out, _ = run_vtcode(["orient"], cwd=tmp_path)
+    assert "HANDOFF" not in out
+
+
+def test_cli_failing_test_command_exits_1_but_still_writes(
+    tmp_path: Path, run_vtcode: RunVtcode
+) -> None:
+    rc, out, _ = run_vtcode(
+        ["handoff", "--summary", "s", "--test-cmd", "echo 1 failed; exit 1"], cwd=tmp_path
+    )
+    assert rc == 1 and "FAILED (exit 1)" in out
+    assert (tmp_path / ".vtcode/tasks/current_handoff.json").exists()
+    rc, _, _ = run_vtcode(["handoff", "--summary", "dry", "--dry-run"], cwd=tmp_path)
+    saved = orjson.loads((tmp_path / ".vtcode/tasks/current_handoff.json").read_bytes())
+    assert rc == 0 and saved["state_summary"] == "s"
