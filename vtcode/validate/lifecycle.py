@@ -1,7 +1,9 @@
 """The sequence rules of a ThreadEvent log, checked in one pass with per-id state only.
 
 Rules (reference §1.4 and the agent-loop contract): `thread.started` first; exactly one
-`thread.completed`, last; turns balanced and never nested; `item.updated`/`item.completed` only
+`thread.completed`, last, per run — a canonical log of a resumed session holds several runs, each
+`thread.started` … `thread.completed` (upstream's `exec resume` appends a new run, restarting its
+item ids), so a `thread.started` right after a `thread.completed` opens the next run; turns balanced and never nested; `item.updated`/`item.completed` only
 for a started item (a lone `item.completed` is a non-streamed item) and nothing for an item after
 its completion; `tool_output.call_id` names an earlier `tool_invocation` item. Memory grows only
 with the number of distinct item ids, whatever the length of the log.
@@ -49,9 +51,30 @@ class Lifecycle:
         self.open_types: dict[str, Any] = {}
         self.invocations: set[str] = set()
 
+    def _next_run(self, line: int, event: dict[str, Any]) -> None:
+        """A resume: per-run state starts afresh; the thread id must stay the same."""
+        self.completed_line = 0
+        self.started_line = line
+        self.items.clear()
+        self.open_types.clear()
+        self.invocations.clear()
+        tid = event.get("thread_id")
+        if self.thread_id is not None and isinstance(tid, str) and tid != self.thread_id:
+            self._emit(
+                line,
+                self._ev + "/thread_id",
+                ProblemCode.THREAD_ID_MISMATCH,
+                _W,
+                f"resumed run's thread_id {_q(tid)} differs from {_q(self.thread_id)}",
+                tid,
+            )
+
     def feed(self, line: int, etype: str, event: dict[str, Any]) -> None:
         emit = self._emit
         if self.completed_line:
+            if etype == "thread.started":
+                self._next_run(line, event)
+                return
             if etype == "thread.completed":
                 emit(
                     line,
