@@ -1,12 +1,13 @@
 """The sequence rules of a ThreadEvent log, checked in one pass with per-id state only.
 
 Rules (reference §1.4 and the agent-loop contract): `thread.started` first; exactly one
-`thread.completed`, last, per run — a canonical log of a resumed session holds several runs, each
-`thread.started` … `thread.completed` (upstream's `exec resume` appends a new run, restarting its
-item ids), so a `thread.started` right after a `thread.completed` opens the next run; turns balanced and never nested; `item.updated`/`item.completed` only
-for a started item (a lone `item.completed` is a non-streamed item) and nothing for an item after
-its completion; `tool_output.call_id` names an earlier `tool_invocation` item. Memory grows only
-with the number of distinct item ids, whatever the length of the log.
+`thread.completed`, last, per run. A canonical log of a resumed session holds several runs, each
+`thread.started` ... `thread.completed` (upstream's `exec resume` appends a new run, restarting
+its item ids), so a `thread.started` right after a `thread.completed` opens the next run. Turns
+are balanced and never nested; `item.updated`/`item.completed` only for a started item (a lone
+`item.completed` is a non-streamed item) and nothing for an item after its completion;
+`tool_output.call_id` names an earlier `tool_invocation` item. Memory grows only with the number
+of distinct item ids, whatever the length of the log.
 """
 
 from __future__ import annotations
