@@ -12,11 +12,19 @@ loses nothing the drain wrote) and makes it durable per `store.durability`:
 - `os`: never fsync (survives a killed process, not a power loss).
 
 At each boundary the manifest and turn index are replaced atomically, after the fsync, so a
-manifest never vouches for bytes that are not durable. Saturation, an oversized event, an
-encoding error or an I/O error fails closed: the writer is marked failed, `submit` and `close`
-raise `PersistenceError`, and every event accepted before the failure is on disk (for
-producer-side failures the drain still writes and fsyncs everything it accepted; for an I/O error
-nothing after it can be, and an fsync error is never retried, per the fsyncgate lesson).
+manifest never vouches for bytes that are not durable.
+
+Event cap (`store.max_events`): at a boundary past the cap, whole oldest closed turns are
+evicted by writing the kept tail to a new file (fsync, replace, fsync dir) under the lock. `seq`
+values are kept as written, so `seq` is gapless within what is retained: a log whose first line
+has seq N > 1 (the manifest's `first_seq`) had N - 1 events evicted. Turn numbers in the index
+count from 1 within the retained log (the index can always be rebuilt from the log alone).
+
+Saturation, an oversized event, an encoding error or an I/O error fails closed: the writer is
+marked failed, `submit` and `close` raise `PersistenceError`, and every event accepted before
+the failure is on disk. For producer-side failures the drain still writes and fsyncs everything
+it accepted; after an I/O error nothing more can be, and an fsync error is never retried (the
+fsyncgate lesson: the state since the last good fsync is unknown; the next open re-verifies).
 """
 
 from __future__ import annotations
