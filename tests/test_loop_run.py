@@ -248,7 +248,13 @@ def test_reset_starts_over(tmp_path: Path) -> None:
     assert vt(tmp_path, "loop", "reset", "L").returncode == 0
     assert vt(tmp_path, "loop", "status", "L").returncode == 2
     assert vt(tmp_path, "loop", "reset", "L").returncode == 2
-    assert run(tmp_path, "--script", "loop-step", "again").returncode == 0
+    r = run(tmp_path, "--json", "--script", "loop-step", "again")
+    assert r.returncode == 0
+    report = orjson.loads(r.stdout)
+    assert report["exit_code"] == 0 and report["state"] == orjson.loads(
+        (tmp_path / ".vtcode/state/loop-L.json").read_bytes()
+    )
+    assert [s["index"] for s in report["steps_run"]] == [1]
     assert state(tmp_path).step_index == 1
 
 

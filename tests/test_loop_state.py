@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +133,17 @@ def test_a_held_loop_lock_is_busy_at_once(tmp_path: Path) -> None:
 def test_a_running_status_is_written_in_a_fresh_state(tmp_path: Path) -> None:
     s = new_state("a", prompt="p", budget=CostBudget())
     assert s.status is LoopStatus.RUNNING and s.step_index == 0 and s.steps == []
+
+
+def test_orphaned_temp_files_of_a_killed_writer_are_removed(tmp_path: Path) -> None:
+    folder = tmp_path / ".vtcode/state"
+    folder.mkdir(parents=True)
+    orphan = folder / ".loop-a.json.k3j4h5.tmp"
+    orphan.write_text("half")
+    other = folder / ".loop-b.json.zz.tmp"  # another loop's: not ours to touch
+    other.write_text("x")
+    os.symlink(tmp_path / "target", folder / ".loop-a.json.link.tmp")
+    with loop_lock(tmp_path, "a"):
+        pass
+    assert not orphan.exists() and other.exists()
+    assert (folder / ".loop-a.json.link.tmp").is_symlink()

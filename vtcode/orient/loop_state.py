@@ -9,6 +9,8 @@ dies) taken with timeout 0: a busy loop is `LockBusyError`, exit 75, at once.
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,9 +151,32 @@ def loop_lock(workspace: Path, loop_id: str) -> Iterator[None]:
     lock = session_lock(loop_lock_path(workspace, loop_id))
     lock.acquire(0, what=f"loop {loop_id!r}")
     try:
+        _remove_orphan_temps(workspace, loop_id)
         yield
     finally:
         lock.release()
+
+
+def _remove_orphan_temps(workspace: Path, loop_id: str) -> None:
+    """Temp files of this loop's state left by a killed writer (we hold the lock, so none is live).
+
+    Only our own regular files (lstat: never a symlink) with the exact temp-name shape go.
+    """
+    final = loop_state_path(workspace, loop_id)
+    prefix = f".{final.name}."
+    try:
+        entries = list(final.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+            continue
+        try:
+            st = entry.lstat()
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
+                entry.unlink()
+        except OSError:
+            continue
 
 
 def list_states(workspace: Path) -> list[LoopRunState]:
