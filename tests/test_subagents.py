@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from vtcode.orient.subagents import parse_verdict, verifier_prompt
 from vtcode.schemas import fast_validator
@@ -164,7 +165,9 @@ def test_isolation_none_works_in_place_and_worktree_needs_git(repo: Path, tmp_pa
     assert r.returncode == 2 and "no subagent 'nobody'" in r.stderr
 
 
-def test_verify_approves_and_records_harness_items(repo: Path) -> None:
+def test_verify_approves_and_records_harness_items(
+    repo: Path, snapshot_json: SnapshotAssertion
+) -> None:
     r = vt(repo, "agent", "verify", "reviewer", "--files", "greeting.txt",
            "--description", "says hello", "--json")  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -172,6 +175,12 @@ def test_verify_approves_and_records_harness_items(repo: Path) -> None:
     assert res["approved"] is True and res["issues"] == []
     parent = events(repo, res["parent_session_id"])
     assert harness(parent) == ["verification_started", "verification_passed"]
+    text = orjson.dumps(parent).decode()
+    text = text.replace(res["parent_session_id"], "<parent>")
+    text = text.replace(res["verifier_session_id"], "<verifier>")
+    assert orjson.loads(text) == snapshot_json
+    path = repo / ".vtcode/sessions" / res["parent_session_id"] / "events.jsonl"
+    assert vt(repo, "validate", "--strict", str(path)).returncode == 0
     assert parent[0]["type"] == "thread.started" and parent[-1]["type"] == "thread.completed"
     child = events(repo, res["verifier_session_id"])
     done = [e["item"] for e in child if e["type"] == "item.completed"]
@@ -208,7 +217,9 @@ def test_verify_fails_closed_without_a_decision_and_appends_to_a_parent(repo: Pa
         "verification_failed",
     ]
     ids = [e["item"]["id"] for e in events(repo, parent) if "item" in e]
-    assert len(ids) == len(set(ids))  # appending never reuses an item id
+    assert len(set(ids)) == len(ids)  # appending never reuses an item id
+    path = repo / ".vtcode/sessions" / parent / "events.jsonl"
+    assert vt(repo, "validate", "--strict", str(path)).returncode == 0
     r = vt(repo, "agent", "verify", "reviewer", "--files", "missing.txt")
     assert r.returncode == 2 and "missing.txt" in r.stderr
 
