@@ -23,11 +23,17 @@ from vtcode.context.archive import (
     write_compaction_summary,
     write_spools,
 )
-from vtcode.context.compaction import CompactedHistory, CompactionBudget, compact_history
+from vtcode.context.compaction import (
+    CompactedHistory,
+    CompactionBudget,
+    compact_history,
+    history_budget,
+)
 from vtcode.context.digest import HistoryDigest, digest_history
 from vtcode.context.envelope import build_envelope, render_envelope
 from vtcode.context.models import HistoryArchiveMeta, QueuedFollowUpIntent, SessionMemoryEnvelope
 from vtcode.context.segments import SegmentTransition
+from vtcode.context.thresholds import Thresholds
 from vtcode.context.tokens import TokenEstimator
 from vtcode.events.enums import CompactionMode, CompactionTrigger
 from vtcode.events.types import ThreadCompactBoundaryEvent
@@ -37,6 +43,7 @@ from vtcode.providers.messages import Message
 __all__ = [
     "PreparedCompaction",
     "boundary_event",
+    "compaction_budget",
     "finish_compaction",
     "pre_compact_payload",
     "prepare_compaction",
@@ -45,6 +52,24 @@ __all__ = [
 # vtcode builds every compacted history itself, so upstream's `mode` (who compacted) is always
 # `local`; whether the provider wrote the summary text is `summary_source` in the archive.
 MODE = CompactionMode.LOCAL
+MIN_COMPACTED_TOKENS = 1024
+
+
+def compaction_budget(
+    config: VtcodeConfig, thresholds: Thresholds, capacity: int | None, fixed_tokens: int = 0
+) -> CompactionBudget:
+    """Caps for the compacted history: upstream's history budget (ctx - ctx/8 - 512) and half
+    of what the soft threshold leaves after the system prompt and tools (`fixed_tokens`), so a
+    compacted history has room to grow before the next compaction."""
+    retained = config.context.dynamic.retained_user_messages
+    target = CompactionBudget(retained_user_messages=retained).total()
+    if capacity:
+        target = min(target, history_budget(capacity) - fixed_tokens)
+    if thresholds.soft is not None:
+        target = min(target, (thresholds.soft - fixed_tokens) // 2)
+    return CompactionBudget.within(
+        max(target, MIN_COMPACTED_TOKENS), retained_user_messages=retained
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import orjson
 
 from vtcode.providers.messages import Message
 
-__all__ = ["HistoryDigest", "digest_history", "one_line"]
+__all__ = ["HistoryDigest", "describe_result", "digest_history", "one_line"]
 
 FILE_TOOLS = frozenset({"write_file", "apply_patch", "edit_file", "create_file", "delete_file"})
 _PATH_KEYS = ("path", "file_path", "target", "destination")
@@ -64,6 +64,25 @@ class HistoryDigest:
     assistant_notes: list[str] = field(default_factory=list)  # newest last, capped
     open_questions: list[str] = field(default_factory=list)
     previous_summary: str | None = None
+
+
+def describe_result(result: str, limit: int) -> str:
+    """A one-line view of a tool result; exec tools' JSON answers become `exit N: output`."""
+    head = result.lstrip()[:1]
+    if head == "{" and len(result) < 1_000_000:
+        try:
+            data = orjson.loads(result)
+        except orjson.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("output"), str):
+            if data.get("is_exited") is False:
+                state = "still running"
+            elif "exit_code" in data:
+                state = f"exit {data['exit_code']}"
+            else:
+                state = "done"
+            return one_line(f"{state}: {data['output']}", limit)
+    return one_line(result, limit)
 
 
 def _looks_failed(result: str) -> bool:

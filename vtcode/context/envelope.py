@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from vtcode.context.digest import HistoryDigest, one_line
+from vtcode.context.digest import HistoryDigest, describe_result, one_line
 from vtcode.context.models import (
     MAX_APPLIED_FOLLOW_UP_INTENT_IDS,
     MEMORY_LIST_LIMIT,
@@ -50,7 +50,7 @@ def _facts(d: HistoryDigest) -> list[GroundedFactRecord]:
         state = "failed" if ev.failed else "ok"
         out.append(
             GroundedFactRecord(
-                fact=f"{state}: {one_line(ev.result, 200) or '(no output)'}", source=ev.name
+                fact=f"{state}: {describe_result(ev.result, 200) or '(no output)'}", source=ev.name
             )
         )
     return out

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from vtcode.config.model import ContextResetMode
 from vtcode.context.blocked import write_blocked_handoff
-from vtcode.context.compaction import CompactionBudget, history_budget
+from vtcode.context.compaction import CompactionBudget
 from vtcode.context.compactor import (
     boundary_event,
+    compaction_budget,
     finish_compaction,
     pre_compact_payload,
     prepare_compaction,
@@ -66,8 +67,6 @@ if TYPE_CHECKING:
     from vtcode.loop.exec_run import ExecContext
 
 __all__ = ["ContextPart", "make_part"]
-
-_MIN_COMPACTED_TOKENS = 1024
 
 
 class ContextPart(LoopHooks):
@@ -435,16 +434,8 @@ class ContextPart(LoopHooks):
             self._warn(f"could not mark follow-ups applied yet: {e}")
 
     def _budget(self) -> CompactionBudget:
-        retained = self.config.context.dynamic.retained_user_messages
-        target = CompactionBudget(retained_user_messages=retained).total()
-        cap = self.provider.context_window or 0
-        if cap:
-            target = min(target, history_budget(cap) - self._fixed_tokens)
-        soft = self.thresholds.soft
-        if soft is not None:
-            target = min(target, (soft - self._fixed_tokens) // 2)
-        return CompactionBudget.within(
-            max(target, _MIN_COMPACTED_TOKENS), retained_user_messages=retained
+        return compaction_budget(
+            self.config, self.thresholds, self.provider.context_window, self._fixed_tokens
         )
 
     def _tools_tokens(self, tools: tuple[ToolSpec, ...]) -> int:

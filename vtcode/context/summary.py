@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vtcode.context.digest import HistoryDigest, one_line
+from vtcode.context.digest import HistoryDigest, describe_result, one_line
 from vtcode.events.types import Usage
 from vtcode.providers.base import Provider, ProviderError
 from vtcode.providers.messages import Message, ModelRequest, ResponseCompleted, TextDelta
@@ -51,7 +51,7 @@ def local_summary(d: HistoryDigest) -> str:
             result = "- No result was recorded (the call was not answered)."
         else:
             state = "failed" if last.failed else "succeeded"
-            result = f"- It {state}: {one_line(last.result, 400)}"
+            result = f"- It {state}: {describe_result(last.result, 400)}"
         last_action = f"{action}\n{result}"
     else:
         last_action = "- No tool has been called yet."

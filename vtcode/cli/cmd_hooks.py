@@ -1,0 +1,88 @@
+"""`vtcode hooks`: show the configured lifecycle hooks and record (or revoke) workspace trust."""
+
+from __future__ import annotations
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+
+@click.group("hooks")
+def hooks() -> None:
+    """Lifecycle hooks and the workspace trust they need.
+
+    Hooks defined in the workspace's own vtcode.toml run only after you trust exactly those
+    definitions here; trust is stored outside the repository ($VTCODE_HOME/trust.json or
+    ~/.config/vtcode/trust.json). CI can set VTCODE_TRUST_WORKSPACE=1 instead.
+    """
+
+
+@hooks.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def list_hooks(app: AppContext, as_json: bool) -> int:
+    """The hooks a run would have, whether each came from the workspace, and trust."""
+    from vtcode.cli.output import emit_json
+    from vtcode.hooks.config import plan_hooks, workspace_fingerprint
+    from vtcode.hooks.trust import is_trusted
+
+    cfg = app.loaded_config().config
+    fp, ws_events = workspace_fingerprint(app.workspace, cfg)
+    trusted = fp is None or is_trusted(app.workspace, fp)
+    plan = plan_hooks(app.workspace, cfg)
+    specs = [s for group in plan.specs.values() for s in group]
+    rows = [
+        {"event": s.event, "argv": list(s.argv), "workspace": s.workspace_defined} for s in specs
+    ]
+    data = {
+        "workspace_events": ws_events,
+        "trusted": trusted,
+        "fingerprint": fp,
+        "hooks": rows,
+        "skipped_untrusted": plan.skipped_untrusted,
+        "problems": plan.problems,
+    }
+    if as_json:
+        emit_json(data)
+        return 0
+    for s in specs:
+        origin = "workspace" if s.workspace_defined else "user"
+        click.echo(f"{s.event}\t{origin}\t{' '.join(s.argv)}")
+    if plan.skipped_untrusted:
+        click.echo(
+            f"{plan.skipped_untrusted} workspace hook(s) skipped: not trusted "
+            "(`vtcode hooks trust`)",
+            err=True,
+        )
+    for p in plan.problems:
+        click.echo(f"problem: {p}", err=True)
+    return 0
+
+
+@hooks.command("trust")
+@click.pass_obj
+def trust(app: AppContext) -> int:
+    """Trust the workspace's current hook definitions (a changed hook needs trust again)."""
+    from vtcode.hooks.config import workspace_fingerprint
+    from vtcode.hooks.trust import trust_workspace
+
+    fp, events = workspace_fingerprint(app.workspace, app.loaded_config().config)
+    if fp is None:
+        click.echo("this workspace's vtcode.toml defines no hooks: nothing to trust", err=True)
+        return 0
+    path = trust_workspace(app.workspace, fp)
+    click.echo(
+        f"trusted the {', '.join(events)} hook(s) of {app.workspace} (recorded in {path})", err=True
+    )
+    return 0
+
+
+@hooks.command("untrust")
+@click.pass_obj
+def untrust(app: AppContext) -> int:
+    """Forget the trust recorded for this workspace."""
+    from vtcode.hooks.trust import revoke_workspace
+
+    removed = revoke_workspace(app.workspace)
+    click.echo("trust removed" if removed else "this workspace was not trusted", err=True)
+    return 0
