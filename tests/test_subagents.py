@@ -19,23 +19,23 @@ from vtcode.schemas import fast_validator
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 CONFIG = """
-[subagents.fixer]
+[agent.subagents.fixer]
 description = "edits files"
 isolation = "worktree"
 script = "loop-subagent-edit"
 
-[subagents.inplace]
+[agent.subagents.inplace]
 script = "loop-subagent-edit"
 
-[subagents.reviewer]
+[agent.subagents.reviewer]
 read_only = true
 script = "loop-verifier-approve"
 
-[subagents.strict]
+[agent.subagents.strict]
 read_only = true
 script = "loop-verifier-reject"
 
-[subagents.mute]
+[agent.subagents.mute]
 read_only = true
 script = "default"
 """
@@ -123,8 +123,8 @@ def test_worktree_child_edits_stay_there_until_merged(repo: Path) -> None:
     assert (repo / "greeting.txt").read_text() == "hello from the subagent\n"
     assert not wt.exists()
     assert git(repo, "status", "--porcelain") == ""
-    log = git(repo, "log", "--format=%s", "-3")
-    assert log.splitlines()[1] == f"vtcode subagent {wt.name}: changes from its worktree"
+    subject = git(repo, "log", "-1", "--format=%s", "HEAD^2").strip()
+    assert subject == f"vtcode subagent {wt.name}: changes from its worktree"
     assert ".vtcode" not in git(repo, "show", "--name-only", "--format=", "HEAD^2")
     # The child's session survived the worktree, in the main store.
     assert events(repo, child)[-1]["subtype"] == "success"

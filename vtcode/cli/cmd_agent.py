@@ -19,7 +19,7 @@ def _sinks(app: AppContext) -> list[Any]:
 
 @click.group("agent")
 def agent() -> None:
-    """Subagents declared as [subagents.NAME] in vtcode.toml."""
+    """Subagents declared as [agent.subagents.NAME] in vtcode.toml."""
 
 
 @agent.command("list")
@@ -29,14 +29,14 @@ def list_(app: AppContext, as_json: bool) -> int:
     """List the configured subagents."""
     from vtcode.jsontypes import encode
 
-    specs = app.loaded_config().config.subagents
+    specs = app.loaded_config().config.agent.subagents
     if as_json:
         from vtcode.cli.output import emit_json
 
         emit_json({name: encode(spec) for name, spec in sorted(specs.items())})
         return 0
     if not specs and not app.quiet:
-        click.echo("no subagents configured ([subagents.NAME] in vtcode.toml)", err=True)
+        click.echo("no subagents configured ([agent.subagents.NAME] in vtcode.toml)", err=True)
     for name, spec in sorted(specs.items()):
         flags = [spec.isolation.value] + (["read-only"] if spec.read_only else [])
         click.echo(f"{name}\t{','.join(flags)}\t{spec.description}")

@@ -106,6 +106,33 @@ class OpenResponsesConfig:
     include_reasoning: bool = True
 
 
+class SubagentIsolation(StrEnum):
+    """Where a subagent's child run works: the workspace itself, or its own git worktree."""
+
+    NONE = "none"
+    WORKTREE = "worktree"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentSpec:
+    """`[agent.subagents.NAME]`: a child agent run by `vtcode agent run|verify NAME`."""
+
+    description: Annotated[str, Doc("what the subagent is for (shown by `agent list`)")] = ""
+    prompt: Annotated[str, Doc("instructions put before every task given to the subagent")] = ""
+    isolation: Annotated[
+        SubagentIsolation, Doc("none: work in the workspace; worktree: in .vtcode/worktrees/")
+    ] = SubagentIsolation.NONE
+    read_only: Annotated[bool, Doc("offer the child only read-only tools (verifiers)")] = False
+    provider: Annotated[str | None, Doc("provider of the child run (default: agent.provider)")] = (
+        None
+    )
+    script: Annotated[str | None, Doc("replay script of the child run")] = None
+    model: Annotated[str | None, Doc("model of the child run (default: agent.model)")] = None
+    max_turns: Annotated[
+        int | None, IntRange(1, 2**31), Doc("turn cap of the child run (error_max_turns)")
+    ] = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentConfig:
     """`[agent]`: provider, model and the harness."""
@@ -121,6 +148,9 @@ class AgentConfig:
     idle_turn_limit: U32 = 3
     harness: HarnessConfig = field(default_factory=HarnessConfig)
     open_responses: OpenResponsesConfig = field(default_factory=OpenResponsesConfig)
+    subagents: Annotated[
+        dict[str, SubagentSpec], Doc("child agents by name (`vtcode agent run NAME`)")
+    ] = field(default_factory=dict)
 
 
 DEFAULT_ALLOWED_TOOLS = [
@@ -303,33 +333,6 @@ class McpConfig:
     servers: dict[str, McpServerConfig] = field(default_factory=dict)
 
 
-class SubagentIsolation(StrEnum):
-    """Where a subagent's child run works: the workspace itself, or its own git worktree."""
-
-    NONE = "none"
-    WORKTREE = "worktree"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SubagentSpec:
-    """`[subagents.NAME]`: a child agent run by `vtcode agent run|verify NAME`."""
-
-    description: Annotated[str, Doc("what the subagent is for (shown by `agent list`)")] = ""
-    prompt: Annotated[str, Doc("instructions put before every task given to the subagent")] = ""
-    isolation: Annotated[
-        SubagentIsolation, Doc("none: work in the workspace; worktree: in .vtcode/worktrees/")
-    ] = SubagentIsolation.NONE
-    read_only: Annotated[bool, Doc("offer the child only read-only tools (verifiers)")] = False
-    provider: Annotated[str | None, Doc("provider of the child run (default: agent.provider)")] = (
-        None
-    )
-    script: Annotated[str | None, Doc("replay script of the child run")] = None
-    model: Annotated[str | None, Doc("model of the child run (default: agent.model)")] = None
-    max_turns: Annotated[
-        int | None, IntRange(1, 2**31), Doc("turn cap of the child run (error_max_turns)")
-    ] = None
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VtcodeConfig:
     """The whole of vtcode.toml."""
@@ -343,6 +346,3 @@ class VtcodeConfig:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
-    subagents: Annotated[
-        dict[str, SubagentSpec], Doc("child agents by name (`vtcode agent run NAME`)")
-    ] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Subagents: child runs from `[subagents.NAME]`, worktree isolation, propose/verify.
+"""Subagents: child runs from `[agent.subagents.NAME]`, worktree isolation, propose/verify.
 
 `run_subagent` runs one child session with `run_exec` in its own workspace: the workspace itself
 (`isolation = "none"`) or a fresh git worktree (`"worktree"`; its edits stay there until
@@ -69,12 +69,12 @@ class SubagentRun:
 
 
 def find_spec(config: VtcodeConfig, name: str) -> SubagentSpec:
-    spec = config.subagents.get(name)
+    spec = config.agent.subagents.get(name)
     if spec is None:
-        known = ", ".join(sorted(config.subagents)) or "none configured"
+        known = ", ".join(sorted(config.agent.subagents)) or "none configured"
         raise NotFoundError(
             f"no subagent {name!r} (known: {known})",
-            hint=f'declare it in vtcode.toml: [subagents.{name}] prompt = "..."',
+            hint=f'declare it in vtcode.toml: [agent.subagents.{name}] prompt = "..."',
         )
     return spec
 
