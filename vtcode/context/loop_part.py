@@ -157,7 +157,10 @@ class ContextPart(LoopHooks):
         state = load_state(self.workspace, self.session_id)
         messages = load_transcript(Path(self.transcript_path)).messages
         self._tagged = {m.intent_id for m in messages if m.role == "user" and m.intent_id}
-        self.queue.replayable(self._tagged)
+        try:
+            self.queue.replayable(self._tagged)
+        except Exception as e:  # a damaged queue must not stop the resumed run
+            self._pending_warnings.append(f"steering queue not reconciled: {e}")
         estimate = self.est.messages(m for m in messages if m.role != "system")
         prompt = 0
         if state is not None:

@@ -2,9 +2,9 @@
 
 When a reset triggers (`on_stall`: that many consecutive stalled turns; `on_compaction`: after an
 auto-compaction), `.vtcode/tasks/current_context_reset.md` is written; the next orientation
-shows it under `### Context Reset` (the orient package renders the banner), the conversation
-restarts from orientation only, and the manifest is consumed (deleted) once the fresh context's
-first request has gone out. No `context.reset` event is emitted for this mechanism (upstream
+shows it under `### Context Reset` (the orient package renders the banner and consumes the
+manifest as it does; the context part also consumes it at the fresh context's first request in
+case no orientation did), and the conversation restarts from orientation only. No `context.reset` event is emitted for this mechanism (upstream
 emits that only for the plan-approval handoff, see `fresh.py`).
 """
 
