@@ -10,6 +10,7 @@ through `vtcode.orient.progress.progress_monitor(session_id)`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,6 +73,7 @@ class OrientPart(LoopHooks):
         self._handoff_prompt: str | None = None
         self._handoff_taken = False
         self.saved_path: Path | None = None
+        self._last_saved: ProgressLedger | None = None
 
     # ------------------------------------------------------------------ LoopHooks
 
@@ -108,7 +110,12 @@ class OrientPart(LoopHooks):
         self._refresh_milestones()
         advanced = made_progress or _done(self.monitor.ledger) > before
         self.monitor.record(made_progress=advanced)
-        self._save()
+        # A derived view: rewritten only when it changed beyond its timestamp, without fsync
+        # (on_finish saves it durably), so a long session does not pay two fsyncs per turn.
+        key = dataclasses.replace(self.monitor.ledger, updated_at="")
+        if key != self._last_saved:
+            self._last_saved = key
+            self._save(durable=False)
 
     def on_finish(self, outcome: Outcome, recorder: Recorder) -> None:
         self._refresh_milestones()
@@ -126,9 +133,9 @@ class OrientPart(LoopHooks):
         if milestones is not None and milestones != self.monitor.ledger.milestones:
             self.monitor.update(milestones=milestones)
 
-    def _save(self, *, strict: bool = False) -> None:
+    def _save(self, *, strict: bool = False, durable: bool = True) -> None:
         try:
-            self.saved_path = save_progress(self.workspace, self.monitor.ledger)
+            self.saved_path = save_progress(self.workspace, self.monitor.ledger, durable=durable)
         except OSError:
             if strict:
                 raise

@@ -196,13 +196,18 @@ def load_progress(workspace: Path, session_id: str) -> ProgressLedger | None:
     return _read_ledger(progress_path(workspace, session_id))
 
 
-def save_progress(workspace: Path, ledger: ProgressLedger) -> Path:
-    """Replace the session's ledger atomically (compact JSON, like upstream's store)."""
+def save_progress(workspace: Path, ledger: ProgressLedger, *, durable: bool = True) -> Path:
+    """Replace the session's ledger atomically (compact JSON, like upstream's store).
+
+    `durable=False` skips the fsyncs: the replace is still atomic (readers see the old or the
+    new ledger, never a torn one) but a power cut may lose it; the loop saves that way after each
+    turn and durably at the end of the run.
+    """
     path = progress_path(workspace, ledger.session_id)
     if not path.parent.parent.is_dir():
         raise FileNotFoundError(f"session folder {path.parent.parent} does not exist")
     ensure_private_dir(path.parent)
-    atomic_write_json(path, encode(ledger))
+    atomic_write_json(path, encode(ledger), durable=durable)
     return path
 
 
