@@ -251,3 +251,57 @@ def _isolated_user_config(
     own ~/.config/vtcode/config.toml. A test that needs a user config sets VTCODE_HOME itself."""
     monkeypatch.setenv("VTCODE_HOME", str(tmp_path_factory.mktemp("vtcode-home")))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+
+
+# ---- outside programs from Debian (zsh, fish, chromium): installed on first use when missing --
+
+import shutil as _shutil  # noqa: E402
+
+_APT_RESULTS: dict[str, str] = {}  # package -> why it could not be installed
+
+
+def _apt_install(package: str) -> str | None:
+    """Try `apt-get install -y PACKAGE` (after `apt-get update` if that fails); None on success,
+    else the reason. Tried once per test session; never fatal (offline machines just skip)."""
+    if package in _APT_RESULTS:
+        return _APT_RESULTS[package] or None
+    reason = ""
+    if not _shutil.which("apt-get"):
+        reason = "apt-get is not available"
+    elif os.geteuid() != 0:
+        reason = "not root, so apt-get install cannot run"
+    else:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        cmd = ["apt-get", "install", "-y", "-q", package]
+        for step in (cmd, ["apt-get", "update", "-q"], cmd):
+            try:
+                proc = subprocess.run(
+                    step, env=env, capture_output=True, text=True, timeout=900, check=False
+                )
+            except subprocess.TimeoutExpired:
+                reason = f"`{' '.join(step)}` timed out"
+                break
+            if step is cmd and proc.returncode == 0:
+                reason = ""
+                break
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            reason = f"`{' '.join(step)}` exited {proc.returncode}: {tail[0]}"
+    _APT_RESULTS[package] = reason
+    return reason or None
+
+
+@pytest.fixture(scope="session")
+def debian_tool() -> Callable[[str, str], str]:
+    """`debian_tool(binary, package)`: the path of `binary`, installing Debian's `package` with
+    apt-get when it is missing; skips the test with the reason when it cannot be had."""
+
+    def get(binary: str, package: str) -> str:
+        path = _shutil.which(binary)
+        if path is None:
+            reason = _apt_install(package)
+            path = _shutil.which(binary)
+            if path is None:
+                pytest.skip(f"{binary} is not installed and could not be: {reason or 'not found'}")
+        return path
+
+    return get

@@ -65,11 +65,19 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
 @sessions.command("show")
 @click.argument("session_id")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
+@click.option("--html", "html_file", metavar="FILE", help="Write an HTML page of it (- stdout).")
 @click.pass_obj
-def show_cmd(app: AppContext, session_id: str, as_json: bool) -> None:
+def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | None) -> None:
     """The manifest and a readable timeline of turns, items, compactions and usage."""
     from vtcode.store.timeline import session_timeline
 
+    if html_file is not None:
+        from vtcode.report import write_session_html
+
+        written = write_session_html(app.workspace, session_id, html_file, sys.stdout.buffer)
+        if written is not None and not app.quiet:
+            click.echo(f"wrote {written}", err=True)
+        return
     tl = session_timeline(app.workspace, session_id)
     if as_json:
         _json(tl.to_json())
