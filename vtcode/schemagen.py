@@ -15,12 +15,18 @@ from typing import Any
 
 from vtcode import EVENT_SCHEMA_VERSION
 from vtcode.config.model import VtcodeConfig
-from vtcode.context.models import SESSION_MEMORY_ENVELOPE_SCHEMA_VERSION, SessionMemoryEnvelope
+from vtcode.context.models import (
+    HISTORY_ARCHIVE_SCHEMA_VERSION,
+    SESSION_MEMORY_ENVELOPE_SCHEMA_VERSION,
+    HistoryArchiveMeta,
+    SessionMemoryEnvelope,
+)
 from vtcode.events.types import THREAD_EVENT
 from vtcode.hooks.models import HOOK_PAYLOAD, HookOutput
 from vtcode.jsontypes import SchemaMode, schema_for
 from vtcode.orient.models import HandoffRequest, LoopRunState, ProgressLedger
 from vtcode.providers.script import REPLAY_SCRIPT_SCHEMA_VERSION, ReplayScript
+from vtcode.steering.models import STEERING_QUEUE_SCHEMA_VERSION, SteeringQueueState
 from vtcode.store.models import SESSION_STORE_SCHEMA_VERSION, SessionManifest, TurnIndex
 from vtcode.validate.report import REPORT_SCHEMA_VERSION, ValidateReport
 
@@ -123,6 +129,18 @@ CATALOG: dict[str, Callable[[], dict[str, Any]]] = {
         REPLAY_SCRIPT_SCHEMA_VERSION,
         "Replay provider script",
         defaults_optional=True,
+    ),
+    "history-archive-meta": _simple(
+        HistoryArchiveMeta,
+        "history-archive-meta",
+        HISTORY_ARCHIVE_SCHEMA_VERSION,
+        "First line of a compaction history archive (.vtcode/history/*.jsonl)",
+    ),
+    "steering-queue": _simple(
+        SteeringQueueState,
+        "steering-queue",
+        STEERING_QUEUE_SCHEMA_VERSION,
+        "Steering follow-up queue (.vtcode/sessions/<id>/steering/queue.json)",
     ),
     "validate-report": _simple(
         ValidateReport, "validate-report", REPORT_SCHEMA_VERSION, "vtcode validate --json report"
