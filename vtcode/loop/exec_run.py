@@ -142,6 +142,12 @@ def run_exec(req: ExecRequest) -> ExecResult:
     if not resumed and not (req.prompt and req.prompt.strip()):
         raise UsageError("no prompt given", hint="pass PROMPT, or `-` to read it from stdin")
 
+    mcp_plan = None
+    if cfg.mcp.servers:
+        from vtcode.mcp.plan import plan_servers
+
+        mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
+
     # Retention is best effort (upstream logs and goes on); `sessions gc` reports details.
     with contextlib.suppress(OSError):
         apply_retention(req.workspace, cfg.store.retention, preserve=session_id)
@@ -154,6 +160,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
     )
     provider = None
     executor = None
+    mcp = None
     transcript: TranscriptWriter | None = None
     gate = None
     try:
@@ -188,6 +195,13 @@ def run_exec(req: ExecRequest) -> ExecResult:
             permission=lambda tool, args: headless(policy.check(tool, args)),
             allowed=cfg.automation.full_auto.allowed_tools,
         )
+        if mcp_plan is not None:
+            from vtcode.mcp.manager import McpManager
+
+            # Started once the catalog's allow-list is known; their tools join the registry.
+            mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
+            executor.notices = mcp.take_notices
+            executor.unknown_tool_hint = mcp.unavailable
         transcript = TranscriptWriter(writer.path / TRANSCRIPT_NAME)
         if forked_from is not None:
             for m in history:
@@ -229,6 +243,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
             result = runner.run()
         executor.close()
         executor = None
+        if mcp is not None:
+            mcp.close()  # sessions closed, server processes ended, before the log is closed
+            mcp = None
         transcript.close()
         transcript = None
         gate.close()
@@ -239,6 +256,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
     finally:
         if executor is not None:
             executor.close()
+        if mcp is not None:
+            mcp.close()
         if transcript is not None:
             transcript.close()
         if gate is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from vtcode.events.enums import (
     FileChangeKind,
     HarnessEventKind,
+    McpToolCallStatus,
     PatchApplyStatus,
     ToolCallStatus,
     ToolOutcome,
@@ -28,6 +29,7 @@ from vtcode.events.types import (
     ItemCompletedEvent,
     ItemStartedEvent,
     ItemUpdatedEvent,
+    McpToolCallItem,
     ReasoningItem,
     ThreadEvent,
     ThreadItem,
@@ -157,6 +159,58 @@ class StreamingToolCall:
         self._rec.emit(ItemCompletedEvent(item=item))
 
 
+_MCP_STATUS = {
+    ToolCallStatus.IN_PROGRESS: McpToolCallStatus.STARTED,
+    ToolCallStatus.COMPLETED: McpToolCallStatus.COMPLETED,
+    ToolCallStatus.FAILED: McpToolCallStatus.FAILED,
+}
+MCP_TOOL_CALL = "mcp_tool_call"
+
+
+class StreamingMcpCall(StreamingToolCall):
+    """An MCP tool call: ONE `mcp_tool_call` item instead of `tool_invocation` + `tool_output`.
+
+    Started (status `started`) when the call streams in, updated like a tool invocation while
+    its arguments stream, completed once with the arguments and the result text (`completed`,
+    or `failed` for a refused, failed or cancelled call). `complete()` only remembers the
+    arguments: the runner's `complete` + `output` pair becomes that one completion.
+    """
+
+    _arguments: Any = None
+
+    def _item(
+        self,
+        arguments: Any,
+        status: ToolCallStatus,
+        outcome: ToolOutcome | None,
+        result: str | None = None,
+    ) -> ThreadItem:
+        return ThreadItem(
+            id=self.item_id,
+            details=McpToolCallItem(
+                tool_name=self.name,
+                arguments=arguments,
+                result=result,
+                status=_MCP_STATUS[status],
+            ),
+        )
+
+    def complete(self, arguments: Any, status: ToolCallStatus, outcome: ToolOutcome) -> None:
+        self._arguments = arguments
+
+    def output(
+        self,
+        output: str,
+        status: ToolCallStatus,
+        *,
+        exit_code: int | None = None,
+        spool_path: str | None = None,
+        started: bool = False,
+    ) -> None:
+        item = self._item(self._arguments, status, None, result=output)
+        self._rec.emit(ItemCompletedEvent(item=item))
+
+
 class Recorder:
     """Emits every event of a run through one callable (the dispatch gate)."""
 
@@ -176,7 +230,12 @@ class Recorder:
     def reasoning(self) -> StreamingText:
         return StreamingText(self, "reasoning")
 
-    def tool_call(self, name: str, tool_call_id: str | None) -> StreamingToolCall:
+    def tool_call(
+        self, name: str, tool_call_id: str | None, kind: str = "tool_invocation"
+    ) -> StreamingToolCall:
+        """A call recorded as `tool_invocation` + `tool_output`, or as `mcp_tool_call`."""
+        if kind == MCP_TOOL_CALL:
+            return StreamingMcpCall(self, name, tool_call_id)
         return StreamingToolCall(self, name, tool_call_id)
 
     def message(self, text: str) -> None:

@@ -79,6 +79,14 @@ class ToolExecutor:
     def catalog(self) -> tuple[Any, ...]:
         return ()
 
+    def item_kind(self, name: str) -> str:
+        """How a call of `name` is recorded: `tool_invocation` (+ output) or `mcp_tool_call`."""
+        return "tool_invocation"
+
+    def take_notices(self) -> list[str]:
+        """Warnings from the tools since the last call (e.g. an MCP server that died)."""
+        return []
+
     def close(self) -> None:
         """Stop every process the tools started."""
 
@@ -182,6 +190,7 @@ class Runner:
         try:
             if self._emit_thread_started:
                 self.recorder.emit(ThreadStartedEvent(thread_id=self.thread_id))
+            self._notices()
             self._step_orient()
             while not self.machine.is_terminal:
                 state = self.machine.state
@@ -273,7 +282,9 @@ class Runner:
                         if sc is None:
                             call_id = ev.id or f"call_{self.turns_executed}_{ev.index}"
                             call_ids[ev.index] = call_id
-                            sc = calls[ev.index] = rec.tool_call(ev.name or "", call_id)
+                            name = ev.name or ""
+                            as_kind = self.tools.item_kind(name)
+                            sc = calls[ev.index] = rec.tool_call(name, call_id, as_kind)
                         if ev.arguments:
                             sc.push(ev.arguments)
                     elif isinstance(ev, ResponseCompleted):
@@ -487,6 +498,11 @@ class Runner:
             rec.warning(r.output)
         if r.file_changes:
             rec.file_changes(r.file_changes)
+        self._notices()
+
+    def _notices(self) -> None:
+        for text in self.tools.take_notices():
+            self.recorder.warning(text)
 
     def _check_repetition(self, signature: str) -> None:
         if signature and signature == self._repeat_signature:

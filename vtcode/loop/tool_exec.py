@@ -8,12 +8,14 @@ the loop goes on.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable
 from typing import Any
 
 from vtcode.events.enums import ToolCallStatus, ToolOutcome
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.runner import ToolExecutor, ToolRunOutcome
+from vtcode.mcp.names import is_mcp_name
 from vtcode.providers.messages import ToolCall, ToolSpec
 from vtcode.tools.base import ToolContext, ToolError
 from vtcode.tools.permissions import PermissionVerdict
@@ -23,6 +25,8 @@ from vtcode.tools.registry import InvalidToolArguments, ToolRegistry, UnknownToo
 PreToolHook = Callable[[str, Any], str | None]
 PostToolHook = Callable[[str, Any, dict[str, Any]], None]
 PermissionCheck = Callable[[str, Any], PermissionVerdict]
+# tool name -> why a tool missing from the catalog cannot run (e.g. its MCP server is down)
+UnknownToolHint = Callable[[str], str | None]
 
 
 def _refused(message: str, outcome: ToolOutcome) -> ToolRunOutcome:
@@ -43,6 +47,8 @@ class RegistryToolExecutor(ToolExecutor):
         pre_tool: PreToolHook | None = None,
         post_tool: PostToolHook | None = None,
         allowed: list[str] | None = None,
+        notices: Callable[[], list[str]] | None = None,
+        unknown_tool_hint: UnknownToolHint | None = None,
     ) -> None:
         self.registry = registry
         self.ctx = ctx
@@ -50,14 +56,31 @@ class RegistryToolExecutor(ToolExecutor):
         self.pre_tool = pre_tool
         self.post_tool = post_tool
         self.allowed = allowed
+        self.notices = notices  # extra tool warnings to emit (the run's MCP manager)
+        self.unknown_tool_hint = unknown_tool_hint
+
+    def _allowed(self, name: str) -> bool:
+        """The allow-list holds names or globs (`mcp__*`), as `PermissionPolicy` reads it."""
+        return self.allowed is None or any(fnmatch.fnmatchcase(name, p) for p in self.allowed)
 
     def catalog(self) -> tuple[ToolSpec, ...]:
-        return self.registry.specs(self.allowed)
+        if self.allowed is None:
+            return self.registry.specs()
+        return self.registry.specs([n for n in self.registry.names() if self._allowed(n)])
+
+    def item_kind(self, name: str) -> str:
+        return "mcp_tool_call" if is_mcp_name(name) else "tool_invocation"
+
+    def take_notices(self) -> list[str]:
+        return self.notices() if self.notices is not None else []
 
     def execute(self, call: ToolCall, arguments: Any, cancel: CancelToken) -> ToolRunOutcome:
-        if call.name not in self.registry or (
-            self.allowed is not None and call.name not in self.allowed
-        ):
+        if call.name not in self.registry or not self._allowed(call.name):
+            hint = self.unknown_tool_hint(call.name) if self.unknown_tool_hint else None
+            if hint is not None:
+                return ToolRunOutcome(
+                    output=hint, status=ToolCallStatus.FAILED, outcome=ToolOutcome.ERROR
+                )
             known = ", ".join(s.name for s in self.catalog())
             return _refused(
                 f"unknown tool {call.name!r}; available tools: {known}", ToolOutcome.INVALID_TOOL

@@ -1,0 +1,306 @@
+"""One stdio MCP server: its process and `ClientSession`, held open for the whole run.
+
+A holder task enters the SDK's `stdio_client` and `ClientSession` contexts, initializes, lists
+the tools and then waits for `close()`; leaving those contexts is what closes the session and
+ends the process (stdin closed, then SIGTERM/SIGKILL of its process group by the SDK), so all
+of it happens in that one task on the run's `LoopThread`. Calls are separate tasks on the same
+loop. A server that exits, or whose pipe breaks, is marked dead once: later calls fail at once
+with the reason, and `on_dead` tells the run (one warning item). The server's stderr goes to a
+pipe whose last few KiB are kept in memory, to explain a failure without filling a disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from vtcode.config.model import McpServerConfig
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult, Tool
+
+__all__ = ["McpCallError", "McpServerConnection", "RemoteTool", "ServerUnavailable"]
+
+STDERR_TAIL_BYTES = 8192
+MAX_LIST_PAGES = 100  # a server whose cursor never ends must not hang the start
+_CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED (not defined by every 1.x release)
+
+
+class ServerUnavailable(Exception):
+    """The server is not running (failed to start, exited, or was closed)."""
+
+
+class McpCallError(Exception):
+    """The server answered a call with a JSON-RPC error."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RemoteTool:
+    """A tool as the server listed it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class StderrTail:
+    """The read end of the server's stderr pipe, drained on the loop; keeps the last bytes."""
+
+    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        self._r: int | None = r
+        self.writer: TextIO = os.fdopen(w, "w", encoding="utf-8", errors="replace")
+        self._limit = limit
+        self._buf = bytearray()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._r is not None:
+            loop.add_reader(self._r, self.drain)
+            self._loop = loop
+
+    def close_writer(self) -> None:
+        """Drop our copy of the write end once the child has its own (so EOF can arrive)."""
+        with contextlib.suppress(OSError):
+            self.writer.close()
+
+    def drain(self) -> None:
+        while self._r is not None:
+            try:
+                data = os.read(self._r, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._detach()
+                return
+            self._buf += data
+            if len(self._buf) > self._limit:
+                del self._buf[: len(self._buf) - self._limit]
+
+    def _detach(self) -> None:
+        if self._r is None:
+            return
+        if self._loop is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._r)
+        with contextlib.suppress(OSError):
+            os.close(self._r)
+        self._r = None
+
+    def close(self) -> None:
+        self.close_writer()
+        self.drain()
+        self._detach()
+
+    def summary(self, max_chars: int = 300) -> str:
+        """The last non-empty stderr lines, on one line, clipped."""
+        lines = [ln.strip() for ln in self._buf.decode("utf-8", "replace").splitlines()]
+        text = " | ".join(ln for ln in lines[-4:] if ln)
+        return text if len(text) <= max_chars else "…" + text[-(max_chars - 1) :]
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for sub in exc.exceptions:
+            out.extend(_leaves(sub))
+        return out
+    return [exc]
+
+
+def _is_broken_pipe(exc: BaseException) -> bool:
+    """The pipe to a server that already exited (which of these the SDK raises is a race)."""
+    import anyio
+
+    broken = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+    return isinstance(exc, broken | BrokenPipeError | ConnectionResetError)
+
+
+def _describe(exc: BaseException, command: str) -> str:
+    """One line for why a session ended; the SDK wraps causes in exception groups."""
+    leaves = [e for e in _leaves(exc) if not isinstance(e, asyncio.CancelledError)] or [exc]
+    e = leaves[0]
+    if isinstance(e, FileNotFoundError | PermissionError):
+        return f"cannot run {command!r}: {e.strerror or e}"
+    if _is_broken_pipe(e):
+        return "the server closed the connection"
+    error = getattr(e, "error", None)  # McpError carries ErrorData
+    if error is not None and getattr(error, "code", None) == _CONNECTION_CLOSED:
+        return "the server closed the connection"
+    message = getattr(error, "message", None) or str(e) or type(e).__name__
+    return f"{type(e).__name__}: {message}" if not error else str(message)
+
+
+def _remote(tool: Tool) -> RemoteTool:
+    schema = tool.inputSchema if isinstance(tool.inputSchema, dict) else {"type": "object"}
+    return RemoteTool(
+        name=tool.name,
+        description=tool.description or getattr(tool, "title", None) or "",
+        input_schema=dict(schema),
+    )
+
+
+class McpServerConnection:
+    """The session with one server; all coroutines run on the run's loop thread."""
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        workspace: Path,
+        *,
+        on_dead: Callable[[McpServerConnection], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.workspace = workspace
+        self.on_dead = on_dead
+        self.reason: str | None = None  # why it is unavailable (None while alive)
+        self.tools: list[RemoteTool] = []
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._closing: asyncio.Event | None = None
+        self._tail: StderrTail | None = None
+        self._stopping = False
+
+    @property
+    def alive(self) -> bool:
+        return self._session is not None and self.reason is None
+
+    def _with_stderr(self, reason: str) -> str:
+        if self._tail is not None:
+            self._tail.drain()
+            tail = self._tail.summary()
+            if tail:
+                return f"{reason}; its stderr said: {tail}"
+        return reason
+
+    def _mark_dead(self, reason: str) -> None:
+        if self.reason is not None:
+            return
+        self.reason = self._with_stderr(reason)
+        self._session = None
+        if self.on_dead is not None:
+            self.on_dead(self)
+
+    async def _hold(self) -> None:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        assert self._ready is not None and self._closing is not None and self._tail is not None
+        params = StdioServerParameters(
+            command=self.config.command,
+            args=list(self.config.args),
+            env=dict(self.config.env),  # over the SDK's minimal default (PATH, HOME, ...)
+            cwd=str(self.workspace),
+        )
+        try:
+            async with stdio_client(params, errlog=self._tail.writer) as (read, write):
+                self._tail.close_writer()
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    self.tools = await self._list_tools(session)
+                    self._session = session
+                    self._ready.set()
+                    await self._closing.wait()
+                    self._session = None
+        except asyncio.CancelledError:
+            if self.reason is None:
+                self.reason = "stopped"
+            raise
+        except Exception as e:
+            if self._stopping:
+                self.reason = self.reason or "closed"
+            elif self.reason is None:
+                reason = self._with_stderr(_describe(e, self.config.command))
+                if self._ready.is_set():
+                    self._mark_dead(reason)
+                else:
+                    self.reason = reason
+        finally:
+            self._session = None
+            if self.reason is None:
+                self.reason = "closed"
+            self._tail.close()
+
+    @staticmethod
+    async def _list_tools(session: ClientSession) -> list[RemoteTool]:
+        tools: list[RemoteTool] = []
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await session.list_tools(cursor) if cursor else await session.list_tools()
+            tools.extend(_remote(t) for t in page.tools)
+            cursor = page.nextCursor
+            if not cursor:
+                break
+        return tools
+
+    async def start(self) -> list[RemoteTool]:
+        """Spawn, initialize and list; raises ServerUnavailable (timeout: `timeout_seconds`)."""
+        self._ready = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._tail = StderrTail()
+        self._tail.attach(asyncio.get_running_loop())
+        self._task = asyncio.create_task(self._hold(), name=f"mcp:{self.name}")
+        waiter = asyncio.create_task(self._ready.wait())
+        timeout = self.config.timeout_seconds
+        first = asyncio.FIRST_COMPLETED
+        await asyncio.wait({waiter, self._task}, timeout=timeout, return_when=first)
+        if self._ready.is_set():
+            return self.tools
+        waiter.cancel()
+        if not self._task.done():
+            self.reason = self._with_stderr(f"no answer to initialize within {timeout:g}s")
+            await self._stop_task()
+        raise ServerUnavailable(self.reason or "failed to start")
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """One `tools/call`; a closed connection marks the server dead (ServerUnavailable)."""
+        session = self._session
+        if session is None or self.reason is not None:
+            raise ServerUnavailable(self.reason or "not started")
+        try:
+            return await session.call_tool(tool, arguments)
+        except Exception as e:
+            if _is_broken_pipe(e):
+                self._mark_dead("the server closed the connection")
+                raise ServerUnavailable(self.reason or "unavailable") from e
+            error = getattr(e, "error", None)
+            if error is None:
+                raise McpCallError(f"{type(e).__name__}: {e}") from e
+            if getattr(error, "code", None) == _CONNECTION_CLOSED:
+                self._mark_dead("the server closed the connection")
+            else:
+                raise McpCallError(str(getattr(error, "message", e))) from e
+        raise ServerUnavailable(self.reason or "unavailable")
+
+    async def _stop_task(self) -> None:
+        task = self._task
+        if task is None or task.done():
+            return
+        task.cancel()
+        # The SDK's teardown waits up to 2 s for the process, then SIGTERM, 2 s, SIGKILL.
+        await asyncio.wait({task}, timeout=10.0)
+
+    async def aclose(self) -> None:
+        """Close the session and end the server process (bounded)."""
+        self._stopping = True
+        if self._closing is not None:
+            self._closing.set()
+        task = self._task
+        if task is not None and not task.done():
+            done, _ = await asyncio.wait({task}, timeout=8.0)
+            if not done:
+                await self._stop_task()
+        if self.reason is None:
+            self.reason = "closed"
