@@ -152,7 +152,8 @@ def test_recovery_compaction_then_one_successful_retry(tmp_path: Path, snapshot_
 def test_recovery_runs_even_with_auto_compaction_off_and_a_second_failure_blocks(
     tmp_path: Path, snapshot_json: Any
 ) -> None:
-    off = ("-c", "agent.harness.auto_compaction_enabled=false")
+    # no plain transient retries: the failure on the one recovery retry is final at once
+    off = ("-c", "agent.harness.auto_compaction_enabled=false", "-c", "agent.max_task_retries=0")
     rc, events, err = run(tmp_path, "context-recovery-blocked", "run the check", pre=off)
     assert rc == 1, err
     check_canonical(tmp_path, events)
