@@ -7,6 +7,7 @@ from typing import Any
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 
 
@@ -91,6 +92,7 @@ def run(app: AppContext, name: str, words: tuple[str, ...], as_json: bool) -> in
     "--parent",
     "parent",
     metavar="SESSION_ID",
+    shell_complete=complete_session_id,
     help="Record the verification in this existing session (default: a new one).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the VerificationResult as JSON.")

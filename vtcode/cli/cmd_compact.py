@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 
 EPILOG = """Exit codes: 0 compacted, 2 unknown session or unreadable transcript (nothing changed),
@@ -11,7 +12,7 @@ EPILOG = """Exit codes: 0 compacted, 2 unknown session or unreadable transcript 
 
 
 @click.command("compact", epilog=EPILOG)
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @click.pass_obj
 def compact(app: AppContext, session_id: str, as_json: bool) -> int:

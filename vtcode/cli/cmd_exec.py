@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_exec_words
 from vtcode.cli.context import AppContext
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
@@ -24,7 +25,12 @@ def _read_prompt(words: list[str]) -> str | None:
 
 
 @click.command("exec", epilog=EPILOG, context_settings={"ignore_unknown_options": False})
-@click.argument("words", nargs=-1, metavar="[PROMPT|-] | resume (SESSION_ID|--last) [PROMPT]")
+@click.argument(
+    "words",
+    nargs=-1,
+    metavar="[PROMPT|-] | resume (SESSION_ID|--last) [PROMPT]",
+    shell_complete=complete_exec_words,
+)
 @click.option("--json", "as_json", is_flag=True, help="Raw ThreadEvent JSONL on stdout only.")
 @click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
 @click.option(

@@ -8,6 +8,7 @@ from typing import Any
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 
 _CTRL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9,)}
@@ -63,7 +64,7 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
 
 
 @sessions.command("show")
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
 @click.option("--html", "html_file", metavar="FILE", help="Write an HTML page of it (- stdout).")
 @click.pass_obj
@@ -165,7 +166,7 @@ def gc_cmd(
 
 
 @sessions.command("export")
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option(
     "--format",
     "fmt",
@@ -203,7 +204,7 @@ def export_cmd(app: AppContext, session_id: str, fmt: str, output: str) -> None:
 
 
 @sessions.command("repair")
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @click.pass_obj
 def repair_cmd(app: AppContext, session_id: str, as_json: bool) -> None:

@@ -6,6 +6,7 @@ import sys
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 
 EPILOG = """Exit codes: 0 queued, 2 unknown session or bad text, 75 the queue is full (16
@@ -14,7 +15,7 @@ after its current turn; a finished one applies them when it is resumed."""
 
 
 @click.command("steer", epilog=EPILOG)
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.argument("words", nargs=-1, required=True, metavar="TEXT|-")
 @click.option("--json", "as_json", is_flag=True, help="Print the queued intent as JSON.")
 @click.pass_obj

@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "decisions": ("vtcode.cli.cmd_notes", "decisions", "Append to and list the loop's decisions."),
     "agent": ("vtcode.cli.cmd_agent", "agent", "Run or verify with a configured subagent."),
     "worktree": ("vtcode.cli.cmd_worktree", "worktree", "List, merge and drop subagent worktrees."),
+    "completion": ("vtcode.cli.cmd_completion", "completion", "Print a shell completion script."),
 }
 
 click.rich_click.USE_RICH_MARKUP = False
