@@ -19,6 +19,7 @@ from vtcode.config.model import (
     HookMatcher,
     HooksConfig,
     LifecycleHooks,
+    ToolsConfig,
     VtcodeConfig,
 )
 from vtcode.context.loop_part import ContextPart
@@ -371,3 +372,20 @@ def test_executor_pre_tool_hooks_chain_with_an_existing_callable(tmp_path: Path)
         assert ok.outcome.value == "success"
     finally:
         registry.close()
+
+
+def test_hard_blocks_write_the_blocked_handoff(tmp_path: Path) -> None:
+    cfg = VtcodeConfig(tools=ToolsConfig(max_tool_loops=1))
+    h = Harness(tmp_path, LIST, cfg)
+    events = h.run("list")
+    done = events[-1]
+    assert done["outcome_code"] == "tool_loop_limit_reached"
+    paths = [e["item"]["path"] for e in events if e.get("item", {}).get("type") == "harness"]
+    assert paths[0] == ".vtcode/tasks/current_blocked.md"
+    text = (tmp_path / paths[0]).read_text()
+    assert "outcome: tool_loop_limit_reached" in text
+    assert "Stopped after reaching tool loop limit (max: 1, reached: 1)" in text
+    assert (tmp_path / paths[1]).read_text() == text
+    # the artifacts come before the terminal turn event, as upstream orders them
+    kinds = [e["type"] for e in events]
+    assert kinds[-2] == "turn.failed"
