@@ -4,7 +4,8 @@ Tools: `echo`, `add`, `boom` (always raises), `slow` (sleeps). Flags shape the f
 `--pid-file PATH` writes the server's pid first thing (orphan checks), `--exit-after N` makes the
 process exit without answering on call N+1 (a server dying mid-session), `--fail-on-start`
 exits before serving with a message on stderr, `--hang-on-start` never answers `initialize`,
-`--odd-names` also lists tools whose names providers would refuse.
+`--odd-names` also lists tools whose names providers would refuse, `--started-file PATH` is
+created when `slow` starts (a real signal to interrupt on).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ parser.add_argument("--exit-after", type=int)
 parser.add_argument("--fail-on-start", action="store_true")
 parser.add_argument("--hang-on-start", action="store_true")
 parser.add_argument("--odd-names", action="store_true")
+parser.add_argument("--started-file", help="`slow` creates this file when it starts")
 opts = parser.parse_args()
 
 if opts.pid_file:
@@ -74,6 +76,8 @@ def boom() -> str:
 async def slow(seconds: float) -> str:
     """Sleep, then answer."""
     _count()
+    if opts.started_file:
+        Path(opts.started_file).write_text("slow started")
     await asyncio.sleep(seconds)
     return f"slept {seconds}"
 

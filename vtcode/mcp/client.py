@@ -121,8 +121,14 @@ def _is_broken_pipe(exc: BaseException) -> bool:
     """The pipe to a server that already exited (which of these the SDK raises is a race)."""
     import anyio
 
-    broken = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
-    return isinstance(exc, broken | BrokenPipeError | ConnectionResetError)
+    broken = (
+        anyio.ClosedResourceError,
+        anyio.BrokenResourceError,
+        anyio.EndOfStream,
+        BrokenPipeError,
+        ConnectionResetError,
+    )
+    return isinstance(exc, broken)
 
 
 def _describe(exc: BaseException, command: str) -> str:
