@@ -4,6 +4,10 @@ Order of business: check ids, apply retention (never the current session), take 
 (busy: exit 75), build provider, tools and exporters, run the machine, then shut down in the
 contract's order: `thread.completed` is emitted by the runner, exporters finish, the canonical
 drain closes and fsyncs, and only then is success reported.
+
+An interactive session (`vtcode chat`) is the same run with an `Interaction`: it supplies the
+user turns (the runner waits in `idle` for them) and answers `ask` permission verdicts; the
+full-auto allow-list does not apply (a person is there to approve).
 """
 
 from __future__ import annotations
@@ -23,13 +27,38 @@ from vtcode.loop.cancel import CancelToken
 from vtcode.loop.limits import Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
-from vtcode.loop.runner import LoopHooks, Runner, RunResult
+from vtcode.loop.runner import LoopHooks, Runner, RunResult, UserTurns
 from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.providers.messages import Message
 
-__all__ = ["ExecRequest", "ExecResult", "run_exec"]
+__all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
 _ITEM_NUM = re.compile(r"item_(\d+)")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RunParts:
+    """The wired pieces of a run, handed to an `Interaction` before the run starts."""
+
+    workspace: Path
+    session_id: str
+    config: VtcodeConfig
+    runner: Runner
+    provider: Any
+    executor: Any
+    hooks: LoopHooks
+    emit: Callable[[Any], None]
+
+
+class Interaction(UserTurns):
+    """An interactive front end: user turns (`UserTurns`), permission prompts, run wiring."""
+
+    def attach(self, parts: RunParts) -> None:
+        """Called once the run is wired, right before it starts."""
+
+    def resolve_permission(self, tool: str, arguments: Any, verdict: Any) -> Any:
+        """Answer a `PermissionVerdict` (ask the user when it is `ask`); returns the verdict."""
+        return verdict
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -53,6 +82,8 @@ class ExecRequest:
     record: Path | None = None  # record the provider's responses into a replay script
     hooks_factory: Callable[[ExecContext], LoopHooks] | None = None
     install_signals: bool = True
+    interaction: Interaction | None = None  # interactive session (`vtcode chat`)
+    system_prompt: str | None = None  # instructions (default: the exec prompt)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -139,7 +170,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
         session_id, history, first_item, forked_from = _resolve_resume(req)
     else:
         session_id = check_id(req.session_id) if req.session_id else new_session_id()
-    if not resumed and not (req.prompt and req.prompt.strip()):
+    interaction = req.interaction
+    if not resumed and interaction is None and not (req.prompt and req.prompt.strip()):
         raise UsageError("no prompt given", hint="pass PROMPT, or `-` to read it from stdin")
 
     mcp_plan = None
@@ -188,13 +220,23 @@ def run_exec(req: ExecRequest) -> ExecResult:
         from vtcode.loop.tool_exec import RegistryToolExecutor
         from vtcode.tools.permissions import PermissionPolicy, headless
 
-        policy = PermissionPolicy.from_config(cfg, full_auto=True, workspace=req.workspace)
-        executor = RegistryToolExecutor(
-            registry,
-            ctx,
-            permission=lambda tool, args: headless(policy.check(tool, args)),
-            allowed=cfg.automation.full_auto.allowed_tools,
+        policy = PermissionPolicy.from_config(
+            cfg, full_auto=interaction is None, workspace=req.workspace
         )
+        if interaction is None:
+            executor = RegistryToolExecutor(
+                registry,
+                ctx,
+                permission=lambda tool, args: headless(policy.check(tool, args)),
+                allowed=cfg.automation.full_auto.allowed_tools,
+            )
+        else:
+            ask = interaction.resolve_permission
+            executor = RegistryToolExecutor(
+                registry,
+                ctx,
+                permission=lambda tool, args: ask(tool, args, policy.check(tool, args)),
+            )
         if mcp_plan is not None:
             from vtcode.mcp.manager import McpManager
 
@@ -226,7 +268,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
             tools=executor,
             limits=limits,
             emit=gate.emit,
-            system_prompt=lambda orientation: system_prompt(EXEC_SYSTEM_PROMPT, orientation),
+            system_prompt=lambda orientation: system_prompt(
+                req.system_prompt or EXEC_SYSTEM_PROMPT, orientation
+            ),
             history=history,
             prompt=req.prompt,
             cancel=cancel,
@@ -235,7 +279,21 @@ def run_exec(req: ExecRequest) -> ExecResult:
             reasoning_effort=req.reasoning_effort or _effort(cfg),
             on_message=transcript.append,
             workspace=req.workspace,
+            user_turns=interaction,
         )
+        if interaction is not None:
+            interaction.attach(
+                RunParts(
+                    workspace=req.workspace,
+                    session_id=session_id,
+                    config=cfg,
+                    runner=runner,
+                    provider=provider,
+                    executor=executor,
+                    hooks=hooks,
+                    emit=gate.emit,
+                )
+            )
         if req.install_signals:
             with cancel.installed():
                 result = runner.run()

@@ -28,6 +28,10 @@ class Assessment:
     limit_reached: bool = False
     reset_due: bool = False
     recovery_allowed: bool = False
+    # interactive runs (`vtcode chat`) only
+    user_turn_over: bool = False  # the user turn ended: wait at the prompt
+    leaving: bool = False  # the user ended the session (/exit, Ctrl-D, Ctrl-C twice)
+    interrupted: bool = False  # Ctrl-C cancelled the user turn, not the session
 
 
 assert set(GUARDS) == {f.name for f in dataclasses.fields(Assessment)}
@@ -74,6 +78,9 @@ class LoopMachine:
         raise RuntimeError("trigger not bound")
 
     def reset_done(self, **kw: Any) -> bool:
+        raise RuntimeError("trigger not bound")
+
+    def user_input(self, **kw: Any) -> bool:
         raise RuntimeError("trigger not bound")
 
     def stop(self, **kw: Any) -> bool:

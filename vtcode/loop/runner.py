@@ -4,11 +4,17 @@ It never decides where the loop goes next. After each step it computes an `Asses
 facts: cancelled, a limit reached, compaction due, ...) and fires a trigger with it; the table in
 `fsm_table` chooses the destination. Entering `complete` emits the terminal sequence exactly once:
 summary `agent_message`, the terminal turn event, `thread.completed`.
+
+Interactive runs (`vtcode chat`) pass `user_turns`: one `turn.started … turn.completed|failed`
+pair then spans a whole USER turn (several model requests and tool rounds), the machine waits in
+`idle` for the next user action, a SIGINT cancels the user turn (`turn.failed{"turn cancelled"}`)
+and the session goes on; only the user leaving (or SIGTERM, or a session limit) completes it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +40,7 @@ from vtcode.providers.messages import (
     ToolCallDelta,
 )
 
-__all__ = ["LoopHooks", "RunResult", "Runner", "ToolExecutor"]
+__all__ = ["LoopHooks", "RunResult", "Runner", "ToolExecutor", "UserAction", "UserTurns"]
 
 # Repeating these is how a long command is waited on, not a sign of a stuck loop.
 POLLING_TOOLS = frozenset({"write_stdin"})
@@ -127,6 +133,26 @@ class LoopHooks:
         return []
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class UserAction:
+    """What the user did at the prompt: start a turn, compact now, or leave the session."""
+
+    message: Message | None = None  # start a user turn with this message
+    compact: str | None = None  # compact now with this trigger ("manual", "model_switch")
+    leave: Outcome | None = None  # end the session with this outcome
+
+
+class UserTurns:
+    """The user side of an interactive run (`vtcode.interactive` implements it)."""
+
+    def next_action(self, runner: Runner) -> UserAction:
+        """Block at the prompt until the user does something the loop must act on."""
+        raise NotImplementedError
+
+    def turn_ending(self, runner: Runner) -> None:
+        """Called inside the user turn, right before its `turn.completed|failed`."""
+
+
 class Runner:
     """Drives one run of the loop over a provider, tools and the dispatch gate."""
 
@@ -149,6 +175,7 @@ class Runner:
         on_message: Callable[[Message], None] | None = None,
         emit_thread_started: bool = True,
         workspace: Path | None = None,
+        user_turns: UserTurns | None = None,
     ) -> None:
         self.session_id = session_id
         self.thread_id = thread_id or session_id
@@ -182,6 +209,13 @@ class Runner:
         self._repeat_signature: str | None = None
         self._repeat_count = 0
         self.result: RunResult | None = None
+        # interactive runs
+        self.user_turns = user_turns
+        self.user_turn_count = 0
+        self.turn_failure: str | None = None  # why the open user turn failed (None: it did not)
+        self.last_turn_block: Outcome | None = None  # the last user turn ended blocked/aborted
+        self._pending_user: Message | None = None
+        self._compact_trigger: str | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -193,17 +227,12 @@ class Runner:
             self._notices()
             self._step_orient()
             while not self.machine.is_terminal:
-                state = self.machine.state
-                if state == "turn":
-                    self._step_turn()
-                elif state == "tool":
-                    self._step_tools()
-                elif state == "compact":
-                    self._step_compact()
-                elif state == "reset":
-                    self._step_reset()
-                elif state == "orient":
-                    self._step_orient()
+                try:
+                    self._step(self.machine.state)
+                except Cancelled:
+                    if not self._turn_interrupt():
+                        raise
+                    self._interrupted()
         except Cancelled:
             self._stop(Outcome(OutcomeKind.CANCELLED))
         except ProviderError as e:  # pragma: no cover - handled in _step_turn
@@ -221,17 +250,44 @@ class Runner:
 
     # ------------------------------------------------------------------ steps
 
+    def _step(self, state: str) -> None:
+        if state == "turn":
+            self._step_turn()
+        elif state == "tool":
+            self._step_tools()
+        elif state == "compact":
+            self._step_compact()
+        elif state == "reset":
+            self._step_reset()
+        elif state == "orient":
+            self._step_orient()
+        elif state == "idle":
+            self._step_idle()
+
+    def _turn_interrupt(self) -> bool:
+        """Interactive SIGINT: cancel the user turn only (SIGTERM still ends the session)."""
+        return self.user_turns is not None and self.cancel.signum == signal.SIGINT
+
     def _facts(self, **kw: bool) -> Assessment:
+        if self.cancel.cancelled and self._turn_interrupt():
+            raise Cancelled(self.cancel.signum)  # handled in `run` as the end of the user turn
         return Assessment(cancelled=self.cancel.cancelled, **kw)
 
     def _step_orient(self) -> None:
         orientation = self.hooks.orientation()
         self.system = self._system_prompt(orientation)
+        waiting = self.user_turns is not None and not self.recorder.turn_open
         if self.prompt is not None and self.prompt.strip():
+            if self.user_turns is not None and not self.recorder.turn_open:
+                self._begin_user_turn()
             self._append(Message(role="user", content=self.prompt))
             self.prompt = None
+            waiting = False
         self.machine.oriented(
-            facts=self._facts(compaction_due=self.hooks.compaction_due(in_tool_loop=False)),
+            facts=self._facts(
+                compaction_due=self.hooks.compaction_due(in_tool_loop=False),
+                user_turn_over=waiting,
+            ),
             outcome=Outcome(OutcomeKind.CANCELLED),
         )
 
@@ -251,9 +307,14 @@ class Runner:
 
     def _step_turn(self) -> None:
         rec = self.recorder
-        if not rec.turn_open:
+        if not rec.turn_open and self.user_turns is not None:
+            self._begin_user_turn()  # a steering follow-up is a user turn of its own
+        elif not rec.turn_open:
             rec.turn_started()
             self.turn_usage = Usage()
+        if self._pending_user is not None:
+            self._append(self._pending_user)
+            self._pending_user = None
         request = self._request()
         self.hooks.before_request(request)
         text = rec.text()
@@ -344,7 +405,10 @@ class Runner:
         self.hooks.on_turn_end(made_progress=bool(content.strip()))
         follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
         if follow_ups:
-            rec.turn_completed(self.turn_usage)
+            if self.user_turns is not None:
+                self._end_user_turn()
+            else:
+                rec.turn_completed(self.turn_usage)
             for m in follow_ups:
                 self._append(m)
             limit = self._limit_outcome()
@@ -357,7 +421,9 @@ class Runner:
             )
             return
         kind = OutcomeKind.SUCCESS if content.strip() else OutcomeKind.STOPPED_NO_ACTION
-        self.machine.responded(facts=self._facts(), outcome=Outcome(kind))
+        self.machine.responded(
+            facts=self._facts(user_turn_over=self.user_turns is not None), outcome=Outcome(kind)
+        )
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
         for sc in calls.values():
@@ -397,8 +463,13 @@ class Runner:
         else:
             kind = OutcomeKind.FAILED
         self.stop_reason = e.message
+        turn_over = self.user_turns is not None and not recoverable
+        if turn_over:
+            # Interactive: the user turn fails and the session goes on at the prompt.
+            self.recorder.warning(detail)
+            self._block_user_turn(Outcome(kind, detail=detail))
         self.machine.provider_failed(
-            facts=self._facts(recovery_allowed=recoverable),
+            facts=self._facts(recovery_allowed=recoverable, user_turn_over=turn_over),
             outcome=Outcome(kind, detail=detail),
         )
 
@@ -454,6 +525,14 @@ class Runner:
                 except Cancelled:
                     sc.complete(arguments, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
                     sc.output("cancelled while running", ToolCallStatus.FAILED)
+                    self._append(
+                        Message(
+                            role="tool",
+                            content="cancelled while running",
+                            tool_call_id=call.id,
+                            name=call.name,
+                        )
+                    )
                     raise
             waited += result.wait_seconds
             self._emit_tool_result(sc, arguments if parse_error is None else call.arguments, result)
@@ -467,16 +546,23 @@ class Runner:
                 )
         self.pending_calls = []
         self.last_turn_had_tool_output = had_output
-        if rec.turn_open:
+        if rec.turn_open and self.user_turns is None:
             rec.turn_completed(self.turn_usage)
         self.hooks.on_turn_end(made_progress=had_output)
         for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
             self._append(m)
         self._check_repetition("\x01".join(signature_parts))
         limit = self._limit_outcome()
+        blocked = limit is not None and self.user_turns is not None and limit.kind.is_hard_block
+        if blocked and limit is not None:
+            # Interactive: a hard block ends the user turn ("turn blocked"), not the session.
+            rec.warning(limit.description())
+            self._block_user_turn(limit)
+            limit = None
         in_tool_loop = True
         self.machine.tools_done(
             facts=self._facts(
+                user_turn_over=blocked,
                 limit_reached=limit is not None,
                 reset_due=self.hooks.reset_due(),
                 compaction_due=self.hooks.compaction_due(in_tool_loop=in_tool_loop),
@@ -535,12 +621,15 @@ class Runner:
 
     def _step_compact(self) -> None:
         trigger = "recovery" if self.recovery_used and self.last_turn_had_tool_output else "auto"
+        at_prompt = self._compact_trigger is not None and self._pending_user is None
+        if self._compact_trigger is not None:
+            trigger, self._compact_trigger = self._compact_trigger, None
         self.history = self.hooks.compact(self.history, trigger=trigger, recorder=self.recorder)
         if trigger == "recovery":
             # Exactly one tool-enabled retry: a second failure is final.
             self.last_turn_had_tool_output = False
         self.machine.compacted(
-            facts=self._facts(reset_due=self.hooks.reset_due()),
+            facts=self._facts(reset_due=self.hooks.reset_due(), user_turn_over=at_prompt),
             outcome=Outcome(OutcomeKind.CANCELLED),
         )
 
@@ -553,12 +642,89 @@ class Runner:
             self.prompt = first_user.content
         self.machine.reset_done(facts=self._facts())
 
+    # ------------------------------------------------------------------ interactive
+
+    def _begin_user_turn(self) -> None:
+        """A new user turn: its own turn pair, per-turn counters and one recovery."""
+        self.user_turn_count += 1
+        self.turn_failure = None
+        self.tool_loops = 0
+        self._repeat_signature, self._repeat_count = None, 0
+        self.recovery_used = False
+        self.retries_used = 0
+        self.last_turn_had_tool_output = False
+        self.recorder.turn_started()
+        self.turn_usage = Usage()
+
+    def _block_user_turn(self, outcome: Outcome) -> None:
+        blocked = outcome.kind.is_hard_block or outcome.kind is OutcomeKind.BLOCKED
+        self.turn_failure = "turn blocked" if blocked else "turn aborted"
+        self.last_turn_block = outcome
+
+    def _end_user_turn(self) -> None:
+        """Close the open user turn (upstream: completed, or failed with usage if non-zero)."""
+        if self.user_turns is not None:
+            self.user_turns.turn_ending(self)
+        rec = self.recorder
+        if self.turn_failure is None:
+            self.last_turn_block = None
+            rec.turn_completed(self.turn_usage)
+        else:
+            rec.turn_failed(self.turn_failure, None if self.turn_usage.is_zero else self.turn_usage)
+
+    def _step_idle(self) -> None:
+        assert self.user_turns is not None
+        if self.recorder.turn_open:
+            self._end_user_turn()
+        action = self.user_turns.next_action(self)
+        while action == UserAction():  # nothing to act on: ask again
+            action = self.user_turns.next_action(self)
+        due = self.hooks.compaction_due(in_tool_loop=False) if action.leave is None else False
+        if action.message is not None:
+            self._pending_user = action.message
+            self._begin_user_turn()
+        self._compact_trigger = action.compact
+        self.machine.user_input(
+            facts=Assessment(
+                cancelled=self.cancel.cancelled,
+                leaving=action.leave is not None,
+                compaction_due=due or action.compact is not None,
+            ),
+            outcome=action.leave or Outcome(OutcomeKind.CANCELLED),
+        )
+
+    def _interrupted(self) -> None:
+        """SIGINT in an interactive turn: answer every open call, fail the turn, keep going."""
+        answered = set()
+        for m in reversed(self.history):
+            if m.role != "tool":
+                break
+            answered.add(m.tool_call_id)
+        for sc, call in self.pending_calls:
+            if call.id in answered:
+                continue
+            sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+            sc.output("cancelled before it ran", ToolCallStatus.FAILED)
+            self._append(
+                Message(role="tool", content="cancelled", tool_call_id=call.id, name=call.name)
+            )
+        self.pending_calls = []
+        self._pending_user = None
+        self._compact_trigger = None
+        self.cancel.event.clear()
+        self.cancel.signum = None
+        if self.recorder.turn_open:
+            self.turn_failure = "turn cancelled"
+        self.machine.stop(
+            facts=Assessment(interrupted=True), outcome=Outcome(OutcomeKind.CANCELLED)
+        )
+
     # ------------------------------------------------------------------ terminal
 
     def _stop(self, outcome: Outcome) -> None:
         if self.machine.is_terminal:
             return
-        self.machine.stop(facts=self._facts(), outcome=outcome)
+        self.machine.stop(facts=Assessment(cancelled=self.cancel.cancelled), outcome=outcome)
 
     def _entered(self, state: str, event: EventData) -> None:
         if state != "complete" or self.result is not None:
@@ -573,8 +739,10 @@ class Runner:
     def _finish(self, outcome: Outcome) -> None:
         rec = self.recorder
         success = outcome.kind.is_success
+        # An interactive session that ends at the prompt has no turn to report the end in.
+        at_prompt = self.user_turns is not None and not rec.turn_open
         try:
-            if not success:
+            if not success and not at_prompt:
                 if not rec.turn_open:
                     rec.turn_started()
                     self.turn_usage = Usage()
