@@ -1,0 +1,96 @@
+"""`vtcode chat`: an interactive session on a terminal (also `vtcode` alone, on a TTY)."""
+
+from __future__ import annotations
+
+import sys
+
+import rich_click as click
+
+from vtcode.cli.context import AppContext
+
+EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
+/model NAME /new /exit. Ctrl-C cancels the running turn (turn.failed "turn cancelled"); Ctrl-C
+twice at the prompt leaves (outcome exit, exit 130); /exit or Ctrl-D ends the session (outcome
+completed, exit 0; blocked, exit 1, when the last turn was blocked or aborted). Permission rules
+that `ask` are asked on the terminal (y / n / a = always). Events go to the canonical session
+log WORKSPACE/.vtcode/sessions/<id>/events.jsonl, as for exec. Needs a terminal: scripts and
+pipes use `vtcode exec`, which exits 2 here."""
+
+
+@click.command("chat", epilog=EPILOG)
+@click.argument("prompt", nargs=-1)
+@click.option("--provider", help="replay (default), openai or anthropic.")
+@click.option("--model", help="Model id (overrides agent.model); /model switches later.")
+@click.option("--script", help="Replay script: a path or a shipped script name.")
+@click.option("--effort", type=click.Choice(["low", "medium", "high"]), help="Reasoning effort.")
+@click.option("--max-turns", type=click.IntRange(min=1), help="Model requests per session.")
+@click.option(
+    "--max-budget-usd", type=click.FloatRange(min=0), help="Dollar cap (error_max_budget_usd)."
+)
+@click.option("--session-id", help="Use this session id (letters, digits, _ . -).")
+@click.option("--resume", "resume", metavar="SESSION_ID", help="Continue this session.")
+@click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
+@click.option(
+    "-c",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config key for this session (same as the global -c).",
+)
+@click.pass_obj
+def chat(
+    app: AppContext,
+    prompt: tuple[str, ...],
+    provider: str | None,
+    model: str | None,
+    script: str | None,
+    effort: str | None,
+    max_turns: int | None,
+    max_budget_usd: float | None,
+    session_id: str | None,
+    resume: str | None,
+    events_path: str | None,
+    overrides: tuple[str, ...],
+) -> int:
+    """Talk to the agent: one user turn per message, in one durable session.
+
+    PROMPT, when given, is the first message. Streamed assistant text is shown as it arrives,
+    with one line per tool call, warning, compaction and turn end.
+    """
+    from vtcode.cli.output import print_error, want_color
+    from vtcode.errors import UsageError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            "vtcode chat needs a terminal (stdin and stdout are not both a TTY)",
+            hint='scripts and pipes: `vtcode exec "PROMPT"` or `echo PROMPT | vtcode exec -`',
+        )
+    for item in overrides:
+        if "=" not in item:
+            raise UsageError(f"-c {item!r} is not KEY=VALUE")
+    app.overrides.extend(overrides)
+    loaded = app.loaded_config()
+
+    from vtcode.interactive.run import ChatRequest, run_chat
+    from vtcode.interactive.terminal import Terminal
+
+    result = run_chat(
+        ChatRequest(
+            workspace=app.workspace,
+            config=loaded.config,
+            terminal=Terminal(color=want_color(app.color, sys.stdout)),
+            prompt=" ".join(prompt) or None,
+            provider=provider,
+            model=model,
+            script=script,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            session_id=session_id,
+            resume=resume,
+            reasoning_effort=effort,
+            events_path=events_path,
+        )
+    )
+    if result.error:
+        print_error(result.error, color=app.color)
+    return int(result.exit_code)
