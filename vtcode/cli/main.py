@@ -23,6 +23,7 @@ from vtcode.errors import ExitCode, VtcodeError
 # command name -> (module, attribute, one-line help shown by `vtcode --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "exec": ("vtcode.cli.cmd_exec", "exec_cmd", "Run an agent loop headless to completion."),
+    "chat": ("vtcode.cli.cmd_chat", "chat", "Talk to the agent in an interactive session."),
     "validate": ("vtcode.cli.cmd_validate", "validate", "Validate ThreadEvent JSONL logs."),
     "schema": ("vtcode.cli.cmd_schema", "schema", "List, show and export the JSON Schemas."),
     "config": ("vtcode.cli.cmd_config", "config", "Show, check and edit vtcode.toml."),
@@ -84,7 +85,11 @@ def _parse_overrides(
     return values
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, "-V", "--version", prog_name="vtcode")
 @click.option(
     "--workspace",
@@ -118,13 +123,13 @@ def cli(
     config_file: Path | None,
     quiet: bool,
     no_color: bool,
-) -> None:
+) -> int | None:
     """vtcode: a headless agent-loop harness with one versioned event contract.
 
     Every run is an explicit state machine (orient, turn, tool, compact/reset, complete) that
     writes ThreadEvent 0.11.0 events to a durable session under WORKSPACE/.vtcode/sessions/.
     Exit codes: 0 success, 1 error, 2 usage/config/input, 3 max turns, 4 max budget,
-    75 lock busy (retry later), 130 cancelled.
+    75 lock busy (retry later), 130 cancelled. Without a COMMAND on a terminal: `chat`.
     """
     color = not (no_color or os.environ.get("NO_COLOR"))
     ctx.obj = AppContext(
@@ -134,6 +139,16 @@ def cli(
         quiet=quiet,
         color=color,
     )
+    if ctx.invoked_subcommand is not None:
+        return None
+    # No command: an interactive session on a terminal, the help (usage error) otherwise.
+    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    chat = cli.get_command(ctx, "chat") if tty else None
+    if chat is None:
+        click.echo(ctx.get_help())
+        return int(ExitCode.USAGE)
+    result: Any = ctx.invoke(chat)
+    return int(result) if isinstance(result, int) else None
 
 
 def _report(err: VtcodeError, app: AppContext | None) -> None:
