@@ -389,3 +389,34 @@ def test_hard_blocks_write_the_blocked_handoff(tmp_path: Path) -> None:
     # the artifacts come before the terminal turn event, as upstream orders them
     kinds = [e["type"] for e in events]
     assert kinds[-2] == "turn.failed"
+
+
+RECOVERY_THEN_AUTO = """
+[provider]
+context_window = 20000
+[[turn]]
+text = "one"
+usage = { input_tokens = 1000, output_tokens = 5 }
+[[turn.tool_calls]]
+name = "exec_command"
+arguments = { command = "echo a" }
+[[turn]]
+fail = "transient"
+[[turn]]
+text = "two"
+usage = { input_tokens = 19000, output_tokens = 5 }
+[[turn.tool_calls]]
+name = "exec_command"
+arguments = { command = "echo b" }
+[[turn]]
+text = "done"
+usage = { input_tokens = 2000, output_tokens = 5 }
+"""
+
+
+def test_a_later_threshold_compaction_is_auto_not_recovery(tmp_path: Path) -> None:
+    h = Harness(tmp_path, RECOVERY_THEN_AUTO, _cfg())
+    events = h.run("go")
+    triggers = [e["trigger"] for e in events if e["type"] == "thread.compact_boundary"]
+    assert triggers == ["recovery", "auto"]
+    assert events[-1]["subtype"] == "success"

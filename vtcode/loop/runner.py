@@ -204,6 +204,7 @@ class Runner:
         self.last_plan_text: str | None = None
         self.pending_calls: list[tuple[StreamingToolCall, ToolCall]] = []
         self.recovery_used = False
+        self._recovering = False  # the next compaction is the recovery one
         self.retries_used = 0
         self.last_turn_had_tool_output = False
         self._repeat_signature: str | None = None
@@ -451,6 +452,7 @@ class Runner:
             return
         if recoverable:
             self.recovery_used = True
+            self._recovering = True
             self.recorder.harness(
                 HarnessEventKind.ERROR_RECOVERED,
                 message=f"provider failure after tool output; recovering once: {e.message}",
@@ -620,7 +622,10 @@ class Runner:
         return None
 
     def _step_compact(self) -> None:
-        trigger = "recovery" if self.recovery_used and self.last_turn_had_tool_output else "auto"
+        # Only the compaction that `provider_failed` asked for is a recovery; a later one that a
+        # threshold asks for is `auto`, even after a recovery happened in the same turn.
+        trigger = "recovery" if self._recovering else "auto"
+        self._recovering = False
         at_prompt = self._compact_trigger is not None and self._pending_user is None
         if self._compact_trigger is not None:
             trigger, self._compact_trigger = self._compact_trigger, None
