@@ -4,8 +4,9 @@ When a reset triggers (`on_stall`: that many consecutive stalled turns; `on_comp
 auto-compaction), `.vtcode/tasks/current_context_reset.md` is written; the next orientation
 shows it under `### Context Reset` (the orient package renders the banner and consumes the
 manifest as it does; the context part also consumes it at the fresh context's first request in
-case no orientation did), and the conversation restarts from orientation only. No `context.reset` event is emitted for this mechanism (upstream
-emits that only for the plan-approval handoff, see `fresh.py`).
+case no orientation did), and the conversation restarts from orientation only. No
+`context.reset` event is emitted for this mechanism (upstream emits that only for the
+plan-approval handoff, see `fresh.py`).
 """
 
 from __future__ import annotations
