@@ -61,9 +61,14 @@ def poll_until(
     sid: str,
     done: Callable[[str, dict[str, Any]], bool],
     timeout: float = 10.0,
+    initial: str = "",
 ) -> tuple[str, dict[str, Any]]:
-    """Poll a session until `done(accumulated_output, last_response)`; fail after `timeout`."""
-    seen = ""
+    """Poll a session until `done(accumulated_output, last_response)`; fail after `timeout`.
+
+    `initial` is what the starting call already returned: output is handed out once, so
+    anything the first response carried is not seen again by a poll.
+    """
+    seen = initial
     deadline = time.monotonic() + timeout
     while True:
         data = stdin_(reg, ctx, session_id=sid, chars="", yield_time_ms=100).data
@@ -229,8 +234,11 @@ def test_wait_deadline_is_capped_by_the_ceiling(reg: ToolRegistry, tool_ctx: Too
 
 def test_interactive_stdin_with_cat(reg: ToolRegistry, tool_ctx: ToolContext) -> None:
     sid = exec_(reg, tool_ctx, command="cat", yield_time_ms=0)["session_id"]
-    stdin_(reg, tool_ctx, session_id=sid, chars="hello\n", yield_time_ms=0)
-    seen, _ = poll_until(reg, tool_ctx, sid, lambda out, _d: "hello\n" in out)
+    wrote = stdin_(reg, tool_ctx, session_id=sid, chars="hello\n", yield_time_ms=0).data
+    assert wrote is not None
+    seen, _ = poll_until(
+        reg, tool_ctx, sid, lambda out, _d: "hello\n" in out, initial=wrote["output"]
+    )
     assert seen == "hello\n"
     # a trailing Ctrl-D closes stdin, so cat exits
     stdin_(reg, tool_ctx, session_id=sid, chars="bye\x04", yield_time_ms=0)
@@ -286,8 +294,10 @@ def test_close_all_kills_groups_including_children_and_term_ignorers(
         command="trap '' TERM; echo armed; while :; do sleep 0.05; done",
         yield_time_ms=0,
     )
-    seen_a, _ = poll_until(registry, tool_ctx, a["session_id"], lambda o, _d: "child=" in o)
-    poll_until(registry, tool_ctx, b["session_id"], lambda o, _d: "armed" in o)
+    seen_a, _ = poll_until(
+        registry, tool_ctx, a["session_id"], lambda o, _d: "child=" in o, initial=a["output"]
+    )
+    poll_until(registry, tool_ctx, b["session_id"], lambda o, _d: "armed" in o, initial=b["output"])
     child = int(seen_a.split("child=")[1].split()[0])
     pids = [a["process_id"], b["process_id"], child]
     assert all(pid_alive(p) for p in pids)
