@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import rich_click as click
@@ -55,9 +54,10 @@ def run(app: AppContext, name: str, words: tuple[str, ...], as_json: bool) -> in
     With isolation = "worktree" the child works in a new git worktree under
     .vtcode/worktrees/ and its changes stay there until `vtcode worktree merge`.
     """
+    from vtcode.cli.stdin import read_stdin_text
     from vtcode.orient.subagents import run_subagent
 
-    task = sys.stdin.read() if list(words) == ["-"] else " ".join(words)
+    task = read_stdin_text() if list(words) == ["-"] else " ".join(words)
     result = run_subagent(app.workspace, app.loaded_config().config, name, task, sinks=_sinks(app))
     if as_json:
         from vtcode.cli.output import emit_json

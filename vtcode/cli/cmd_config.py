@@ -6,7 +6,6 @@ problems go to stderr. Invalid config exits 2 with `file:line:col: key: message`
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,14 +161,15 @@ def set_(app: AppContext, key: str, value: str, to_user: bool, file: Path | None
 
 
 @config.command("check")
-@click.argument("file", required=False, metavar="[FILE|-]")
+@click.argument("files", nargs=-1, metavar="[FILE...|-]")
 @click.option("--json", "as_json", is_flag=True, help="A JSON report on stdout.")
 @click.pass_obj
-def check(app: AppContext, file: str | None, as_json: bool) -> int:
+def check(app: AppContext, files: tuple[str, ...], as_json: bool) -> int:
     """Check the config; exit 0 when valid, 2 with located problems otherwise.
 
     Without FILE, checks every layer as vtcode would load it (including --config and -c).
-    With FILE (or - for stdin), checks that file on its own over the defaults.
+    With FILEs (or - for stdin), checks each file on its own over the defaults (the
+    pre-commit hook `vtcode-config-check` passes every staged vtcode.toml at once).
     """
     from vtcode.config.load import (
         ConfigInvalid,
@@ -178,32 +178,46 @@ def check(app: AppContext, file: str | None, as_json: bool) -> int:
         decode_config_bytes,
         read_config_text,
     )
-    from vtcode.errors import ConfigError
+    from vtcode.errors import ConfigError, UsageError
 
+    def check_one(file: str) -> tuple[list[ConfigProblem], tuple[str, ...]]:
+        try:
+            if file == "-":
+                from vtcode.cli.stdin import read_stdin_bytes
+
+                text = decode_config_bytes(read_stdin_bytes(1024 * 1024 + 1), "<stdin>")
+                result = check_text(text, "<stdin>")
+            else:
+                text = read_config_text(Path(file), required=True) or ""
+                result = check_text(text, file)
+        except (ConfigError, UsageError) as e:
+            return [ConfigProblem(e.message, location=e.location, hint=e.hint)], ()
+        return list(result.problems), tuple(result.warnings)
+
+    if files.count("-") > 1:
+        raise UsageError("standard input (-) can be read only once")
     problems: list[ConfigProblem] = []
     checked: list[str] = []
+    valid: list[str] = []
     warnings: tuple[str, ...] = ()
-    try:
-        if file is None:
-            try:
-                loaded = app.loaded_config()
-            except ConfigInvalid as e:
-                problems = e.problems
-            else:
-                checked = [str(p) for p in loaded.sources] or ["(defaults only)"]
-                warnings = loaded.warnings
-        elif file == "-":
-            checked = ["<stdin>"]
-            text = decode_config_bytes(sys.stdin.buffer.read(1024 * 1024 + 1), "<stdin>")
-            result = check_text(text, "<stdin>")
-            problems, warnings = result.problems, result.warnings
+    if not files:
+        try:
+            loaded = app.loaded_config()
+        except ConfigInvalid as e:
+            problems = e.problems
+        except ConfigError as e:
+            problems = [ConfigProblem(e.message, location=e.location, hint=e.hint)]
         else:
-            checked = [file]
-            text = read_config_text(Path(file), required=True) or ""
-            result = check_text(text, file)
-            problems, warnings = result.problems, result.warnings
-    except ConfigError as e:
-        problems = [ConfigProblem(e.message, location=e.location, hint=e.hint)]
+            checked = valid = [str(p) for p in loaded.sources] or ["(defaults only)"]
+            warnings = loaded.warnings
+    for file in files:
+        name = "<stdin>" if file == "-" else file
+        checked.append(name)
+        found, warned = check_one(file)
+        problems += found
+        warnings += warned
+        if not found:
+            valid.append(name)
     _warn(app, warnings)
     if as_json:
         from vtcode.cli.output import emit_json
@@ -216,13 +230,12 @@ def check(app: AppContext, file: str | None, as_json: bool) -> int:
                 "warnings": list(warnings),
             }
         )
-    elif problems:
+    else:
         from vtcode.cli.output import print_error
 
         for p in problems:
             print_error(str(p), color=app.color)
-    else:
-        for name in checked:
+        for name in valid:
             click.echo(f"{name}: valid")
     return 2 if problems else 0
 

@@ -20,7 +20,9 @@ def _read_prompt(words: list[str]) -> str | None:
     if not words or words == ["-"]:
         if sys.stdin is None or sys.stdin.isatty():
             return None if not words else ""
-        return sys.stdin.read()
+        from vtcode.cli.stdin import read_stdin_text
+
+        return read_stdin_text()
     return " ".join(words)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import rich_click as click
@@ -69,7 +68,9 @@ def run(
 
     prompt: str | None
     if list(words) == ["-"]:
-        prompt = sys.stdin.read()
+        from vtcode.cli.stdin import read_stdin_text
+
+        prompt = read_stdin_text()
     else:
         prompt = " ".join(words) or None
     loaded = app.loaded_config()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import rich_click as click
 
 from vtcode.cli.context import AppContext
@@ -20,10 +18,11 @@ def _group(name: str, kind_name: str, what: str) -> click.Group:
     @click.pass_obj
     def add(app: AppContext, words: tuple[str, ...], as_json: bool) -> int:
         """Append one entry (`-` reads it from stdin); line breaks fold into one line."""
+        from vtcode.cli.stdin import read_stdin_text
         from vtcode.errors import UsageError
         from vtcode.orient.memory import MemoryKind, append_entry
 
-        text = sys.stdin.read() if list(words) == ["-"] else " ".join(words)
+        text = read_stdin_text() if list(words) == ["-"] else " ".join(words)
         entry = append_entry(app.workspace, MemoryKind[kind_name], text)
         if entry is None:
             raise UsageError(f"empty {name[:-1]}: nothing was written")

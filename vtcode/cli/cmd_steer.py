@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
@@ -35,7 +33,9 @@ def steer(app: AppContext, session_id: str, words: tuple[str, ...], as_json: boo
             f"no session {session_id!r} in {app.workspace / '.vtcode' / 'sessions'}",
             hint="`vtcode sessions list` shows the sessions of this workspace",
         )
-    text = sys.stdin.read() if list(words) == ["-"] else " ".join(words)
+    from vtcode.cli.stdin import read_stdin_text
+
+    text = read_stdin_text() if list(words) == ["-"] else " ".join(words)
     cfg = app.loaded_config().config
     queue = SteeringQueue(app.workspace, session_id, lock_timeout=cfg.store.lock_timeout_secs)
     intent = queue.enqueue(text)

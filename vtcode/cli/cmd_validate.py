@@ -193,13 +193,15 @@ def validate(
         max_problems=max_problems or DEFAULT_MAX_PROBLEMS,
         max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES,
     )
+    from vtcode.cli.stdin import stdin_buffer
+
     bars = _ProgressBars(
         enabled=not app.quiet and bool(getattr(sys.stderr, "isatty", lambda: False)()),
         color=app.color,
     )
     try:
         report = validate_files(
-            list(files), options, stdin=sys.stdin.buffer, progress_for=bars.for_file
+            list(files), options, stdin=stdin_buffer(), progress_for=bars.for_file
         )
     finally:
         bars.close()

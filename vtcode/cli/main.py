@@ -85,6 +85,22 @@ def _parse_overrides(
     return values
 
 
+def plain_output(ctx: click.Context | None = None) -> None:
+    """No colour or styling anywhere: our helpers, rich-click's help and usage errors (bold
+    included, which rich keeps under NO_COLOR), and the programs vtcode runs."""
+    os.environ["NO_COLOR"] = "1"
+    click.rich_click.COLOR_SYSTEM = None
+    config = getattr(ctx, "help_config", None)
+    if config is not None:  # the root context read the globals before this option was parsed
+        config.color_system = None
+
+
+def _no_color_option(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        plain_output(ctx)
+    return value
+
+
 @click.group(
     cls=LazyGroup,
     invoke_without_command=True,
@@ -114,7 +130,13 @@ def _parse_overrides(
     help="Extra config file layered over the workspace vtcode.toml.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No human progress on stderr.")
-@click.option("--no-color", is_flag=True, help="No colour (also honoured: NO_COLOR=1).")
+@click.option(
+    "--no-color",
+    is_flag=True,
+    is_eager=True,
+    callback=_no_color_option,
+    help="No colour (also honoured: NO_COLOR=1).",
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -161,6 +183,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI, map every failure to a documented exit code, never a traceback."""
     code: int = ExitCode.OK
     app: AppContext | None = None
+    if os.environ.get("NO_COLOR"):
+        plain_output()
     try:
         result: Any = cli.main(args=argv, prog_name="vtcode", standalone_mode=False)
         code = int(result) if isinstance(result, int) else ExitCode.OK

@@ -24,7 +24,11 @@ def stderr_console(color: bool = True) -> Any:
 
     use = want_color(color)
     return Console(
-        stderr=True, no_color=not use, highlight=False, force_terminal=None if use else False
+        stderr=True,
+        no_color=not use,
+        highlight=False,
+        force_terminal=None if use else False,
+        color_system="auto" if use else None,  # None: no bold either, not just no colour
     )
 
 
