@@ -422,12 +422,6 @@ def test_a_later_threshold_compaction_is_auto_not_recovery(tmp_path: Path) -> No
     assert events[-1]["subtype"] == "success"
 
 
-@pytest.mark.xfail(
-    reason="exec_run._resolve_resume drops every system message of the transcript, so the "
-    "summary and envelope `vtcode compact` wrote are not in the resumed history (fix: keep "
-    "messages named vtcode_compaction_summary / vtcode_memory_envelope)",
-    strict=True,
-)
 def test_resume_after_manual_compaction_keeps_the_summary(tmp_path: Path) -> None:
     from vtcode.context.compaction import SUMMARY_NAME
     from vtcode.context.manual import compact_session

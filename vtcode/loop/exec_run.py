@@ -139,7 +139,15 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
     from vtcode.store.layout import session_dir
 
     transcript = load_transcript(session_dir(req.workspace, source) / TRANSCRIPT_NAME)
-    history = [m for m in transcript.messages if m.role != "system"]
+    from vtcode.context.compaction import ENVELOPE_NAME, SUMMARY_NAME
+
+    # The exec system prompt is rebuilt each run; a compaction's summary and memory envelope
+    # (system messages tagged by name) are part of the conversation and must survive a resume.
+    history = [
+        m
+        for m in transcript.messages
+        if m.role != "system" or m.name in (SUMMARY_NAME, ENVELOPE_NAME)
+    ]
     if req.fork:
         from vtcode.context.fork import fork_history
 

@@ -15,11 +15,12 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from vtcode.context.archive import compaction_summary_path
 from vtcode.fsutil import read_regular
 from vtcode.orient import gitutil
 from vtcode.orient.memory import MemoryKind, memory_path, read_text
 from vtcode.orient.models import HandoffRequest
-from vtcode.orient.paths import compaction_summary_path, tasks_dir
+from vtcode.orient.paths import tasks_dir
 
 __all__ = ["ARTIFACTS", "OrientationContext", "gather_orientation", "read_artifact_summary"]
 

@@ -27,7 +27,6 @@ DECISIONS = "decisions.md"
 HANDOFF_MD = "current_handoff.md"
 HANDOFF_JSON = "current_handoff.json"
 TASK_TRACKER = "current_task.md"
-COMPACTION_SUMMARY = "compaction_summary.md"
 
 
 def vtcode_dir(workspace: Path) -> Path:
@@ -59,10 +58,6 @@ def handoff_paths(workspace: Path) -> tuple[Path, Path]:
     """(markdown, json) of the current handoff."""
     t = tasks_dir(workspace)
     return t / HANDOFF_MD, t / HANDOFF_JSON
-
-
-def compaction_summary_path(workspace: Path) -> Path:
-    return vtcode_dir(workspace) / "memories" / COMPACTION_SUMMARY
 
 
 def worktrees_dir(workspace: Path) -> Path:

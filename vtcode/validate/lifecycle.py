@@ -3,7 +3,8 @@
 Rules (reference §1.4 and the agent-loop contract): `thread.started` first; exactly one
 `thread.completed`, last, per run. A canonical log of a resumed session holds several runs, each
 `thread.started` ... `thread.completed` (upstream's `exec resume` appends a new run, restarting
-its item ids), so a `thread.started` right after a `thread.completed` opens the next run. Turns
+its item ids), so a `thread.started` right after a `thread.completed` opens the next run, and a
+`thread.compact_boundary` may stand between runs (`vtcode compact`, offline). Turns
 are balanced and never nested; `item.updated`/`item.completed` only for a started item (a lone
 `item.completed` is a non-streamed item) and nothing for an item after its completion;
 `tool_output.call_id` names an earlier `tool_invocation` item. Memory grows only with the number
@@ -76,6 +77,8 @@ class Lifecycle:
             if etype == "thread.started":
                 self._next_run(line, event)
                 return
+            if etype == "thread.compact_boundary":
+                return  # `vtcode compact` between runs: an offline, manual compaction
             if etype == "thread.completed":
                 emit(
                     line,
