@@ -32,7 +32,9 @@ def make_exporters(
 
     Compatibility export first (`--events` wins over `agent.harness.event_log_path`; an empty
     value turns it off; a relative config path is taken from the workspace), then Open Responses
-    (`agent.open_responses.enabled && emit_events`), then ATIF (`telemetry.atif_enabled`).
+    (`agent.open_responses.enabled && emit_events`), then ATIF (`telemetry.atif_enabled`),
+    then OpenTelemetry (`telemetry.otel.enabled`; the SDK is imported only then, and a missing
+    SDK or a bad endpoint is one warning, not a failed run).
     """
     out: list[Exporter] = []
     if events_path_cli is not None:
@@ -49,4 +51,10 @@ def make_exporters(
         out.append(OpenResponsesExporter(derived / OPEN_RESPONSES, session_id, model or "unknown"))
     if config.telemetry.atif_enabled:
         out.append(AtifExporter(derived / ATIF, session_id, model))
+    if config.telemetry.otel.enabled:
+        from vtcode.telemetry import make_otel_exporter
+
+        otel = make_otel_exporter(config.telemetry.otel, session_id)
+        if otel is not None:
+            out.append(otel)
     return out
