@@ -86,6 +86,25 @@ class Controls:
     def restore_tools(self, saved: Any) -> None:
         self.p.executor.allowed = saved
 
+    # ------------------------------------------------------------------ commands of a turn
+
+    def _exec_sessions(self) -> list[Any]:
+        manager = getattr(getattr(self.p.executor, "registry", None), "exec_sessions", None)
+        return list(manager.sessions()) if manager is not None else []
+
+    def command_ids(self) -> set[str]:
+        return {s.session_id for s in self._exec_sessions()}
+
+    def stop_commands_since(self, before: set[str]) -> list[str]:
+        """Ctrl-C: stop the commands the cancelled turn started that still run (like a shell's
+        foreground job); commands of earlier turns keep running. Returns what was stopped."""
+        stopped = []
+        for s in self._exec_sessions():
+            if s.session_id not in before and not s.is_exited:
+                s.terminate()
+                stopped.append(f"{s.session_id} ({s.command})")
+        return stopped
+
     # ------------------------------------------------------------------ model and effort
 
     def set_effort(self, level: str) -> None:

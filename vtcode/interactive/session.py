@@ -38,6 +38,7 @@ class ChatSession(Interaction):
         self.permissions = PermissionPrompt(terminal)
         self.new_session = False
         self._armed_exit = False
+        self._commands_before: set[str] = set()
 
     # ------------------------------------------------------------------ Interaction
 
@@ -54,9 +55,19 @@ class ChatSession(Interaction):
         return self.permissions.resolve(tool, arguments, verdict)
 
     def turn_ending(self, runner: Runner) -> None:
+        if runner.turn_failure == "turn cancelled":
+            stopped = self.controls.stop_commands_since(self._commands_before)
+            if stopped:
+                runner.recorder.warning("Ctrl-C stopped " + ", ".join(stopped))
         self.plan.turn_ending(runner)
 
     def next_action(self, runner: Runner) -> UserAction:
+        action = self._next_action(runner)
+        if action.message is not None:
+            self._commands_before = self.controls.command_ids()
+        return action
+
+    def _next_action(self, runner: Runner) -> UserAction:
         if self.plan.pending is not None:
             action = self.plan.approve(runner, self.controls.p.emit)
             if action is not None:
