@@ -107,7 +107,11 @@ def provider(tmp_path: Path, script: str) -> Signalling:
 
 
 def run(
-    tmp_path: Path, script: str, steps: list[Step], hooks: LoopHooks | None = None
+    tmp_path: Path,
+    script: str,
+    steps: list[Step],
+    hooks: LoopHooks | None = None,
+    budget: float | None = None,
 ) -> tuple[Runner, list[Any], ScriptedUser]:
     events: list[Any] = []
     user = ScriptedUser(steps)
@@ -121,7 +125,7 @@ def run(
             max_tool_loops=10,
             max_tool_calls_per_turn=0,
             max_tool_wall_clock_secs=600,
-            max_budget_usd=None,
+            max_budget_usd=budget,
             budget_warning_threshold=0.75,
         ),
         emit=events.append,
@@ -376,3 +380,24 @@ def test_sigterm_style_cancel_ends_the_session(tmp_path: Path) -> None:
 
     _, events, _ = run(tmp_path, TWO_TURNS, [say("hello"), term])
     assert (events[-1].outcome_code, events[-1].subtype.value) == ("cancelled", "cancelled")
+
+
+PRICED = """
+[provider]
+pricing = { input_per_mtok = 3.0, output_per_mtok = 15.0 }
+
+[[turn]]
+text = "An expensive answer."
+usage = { input_tokens = 10000, output_tokens = 100 }
+"""
+
+
+def test_a_session_limit_ends_the_session_at_the_prompt(tmp_path: Path) -> None:
+    _, events, user = run(tmp_path, PRICED, [say("spend"), say("more")], budget=0.01)
+    assert user.prompts == 1  # never asked for the second message
+    assert [type(e) for e in turn_ends(events)] == [TurnCompletedEvent]
+    done = events[-1]
+    assert (done.outcome_code, done.subtype.value) == (
+        "budget_limit_reached",
+        "error_max_budget_usd",
+    )

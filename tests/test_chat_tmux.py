@@ -47,11 +47,13 @@ def wait_until(what: str, check: Callable[[], Any], timeout: float = TIMEOUT) ->
 class Chat:
     """One `vtcode chat` process in its own tmux server."""
 
-    def __init__(self, tmux: str, ws: Path, args: list[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, tmux: str, ws: Path, args: list[str], env: dict[str, str], name: str
+    ) -> None:
         self.tmux = tmux
         self.ws = ws
-        self.sock = ws.parent / f"{ws.name}.tmux"
-        self.rc_file = ws.parent / f"{ws.name}.rc"
+        self.sock = ws.parent / f"{name}.tmux"
+        self.rc_file = ws.parent / f"{name}.rc"
         self.prompts: dict[str, int] = {}  # prompt -> how many were answered
         full = {
             "NO_COLOR": "1",
@@ -157,15 +159,18 @@ def chat(tmp_path: Path, debian_tool: Callable[[str, str], str]) -> Iterator[Cal
         *args: str,
         glob: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        ws: Path | None = None,
     ) -> Chat:
-        """`vtcode GLOB chat --session-id S --script SCRIPT ARGS` (script None: bare `vtcode`)."""
-        ws = tmp_path / f"ws{len(started)}"
-        ws.mkdir()
-        (ws / "notes.txt").write_text("hi\n")
+        """`vtcode GLOB chat --session-id S --script SCRIPT ARGS` (script None: bare `vtcode`)
+        in a fresh workspace, or in `ws` (after an earlier session there)."""
+        if ws is None:
+            ws = tmp_path / f"ws{len(started)}"
+            ws.mkdir()
+            (ws / "notes.txt").write_text("hi\n")
         cmd = [*glob]
         if script is not None:
             cmd += ["chat", "--session-id", SESSION, "--script", str(SCRIPTS / f"{script}.toml")]
-        c = Chat(tmux, ws, [*cmd, *args], env or {})
+        c = Chat(tmux, ws, [*cmd, *args], env or {}, name=f"chat{len(started)}")
         started.append(c)
         return c
 
@@ -440,3 +445,47 @@ def test_effort_reaches_an_openai_compatible_server(
     assert [b.get("reasoning_effort") for b in bodies] == ["low", "high"]
     assert [b["model"] for b in bodies] == ["gpt-4o-mini", "gpt-4o-mini"]
     checked_snapshot(c.ws)
+
+
+def test_steer_queues_a_follow_up_turn(chat: Callable[..., Chat], snapshot_json: Any) -> None:
+    c = chat("chat-steer")
+    c.say("/steer also check the docs")
+    c.wait_text("queued follow-up")
+    c.say("start please")
+    c.wait_text("Docs checked too.")
+    c.say("/exit")
+    assert c.exit_code() == 0
+    events = checked_snapshot(c.ws)
+    assert [e["type"] for e in turn_ends(events)] == ["turn.completed", "turn.completed"]
+    queue = json.loads((c.ws / ".vtcode/sessions" / SESSION / "steering/queue.json").read_text())
+    assert queue["pending"] == [] and len(queue["applied_intent_ids"]) == 1
+    assert events == snapshot_json
+
+
+def test_new_then_resume(chat: Callable[..., Chat]) -> None:
+    c = chat("chat-two-turns")
+    c.say("hello")
+    c.wait_text("[turn done]")
+    c.say("/new")
+    c.wait_text("[session] new_session (success)")
+    c.wait_text("vtcode chat: session ")  # the next session's banner
+    c.say("hello again")  # the replay script starts over with the new session
+    c.wait_text("[turn done]")
+    c.say("/exit")
+    assert c.exit_code() == 0
+    first = checked_snapshot(c.ws)
+    assert (first[-1]["outcome_code"], first[-1]["subtype"]) == ("new_session", "success")
+    sessions = sorted(p.name for p in (c.ws / ".vtcode" / "sessions").iterdir() if p.is_dir())
+    assert SESSION in sessions and len([s for s in sessions if not s.startswith(".")]) == 2
+    # the first session goes on in a later `chat --resume`: same log, a second run appended
+    again = chat("chat-two-turns", "--resume", SESSION, ws=c.ws)
+    again.say("hello, I am back")
+    again.wait_text("[turn done]")
+    again.key("C-d")
+    assert again.exit_code() == 0
+    events = checked_snapshot(c.ws)
+    assert types(events).count("thread.started") == 2
+    assert [e["outcome_code"] for e in events if e["type"] == "thread.completed"] == [
+        "new_session",
+        "completed",
+    ]

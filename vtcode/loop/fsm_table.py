@@ -94,6 +94,7 @@ TRANSITIONS: tuple[TransitionSpec, ...] = (
     TransitionSpec("reset_done", ("reset",), "orient", (), "reorient from artifacts"),
     # interactive: what the user did at the prompt
     TransitionSpec("user_input", ("idle",), "complete", ("cancelled",), "SIGTERM at the prompt"),
+    TransitionSpec("user_input", ("idle",), "complete", ("limit_reached",), "a session limit"),
     TransitionSpec("user_input", ("idle",), "complete", ("leaving",), "the user left the session"),
     TransitionSpec("user_input", ("idle",), "compact", ("compaction_due",), "/compact or due"),
     TransitionSpec("user_input", ("idle",), "turn", (), "a new user turn"),

@@ -599,15 +599,20 @@ class Runner:
             self._repeat_signature = signature or None
             self._repeat_count = 1 if signature else 0
 
-    def _limit_outcome(self) -> Outcome | None:
+    def _session_limit(self) -> Outcome | None:
+        """The limits of the whole run (an interactive session too): turns and budget."""
         lim = self.limits
         if self.turns_executed >= lim.max_turns:
             return Outcome(
                 OutcomeKind.TURN_LIMIT_REACHED, limit=lim.max_turns, actual=self.turns_executed
             )
-        budget = self.budget.exceeded()
-        if budget is not None:
-            return budget
+        return self.budget.exceeded()
+
+    def _limit_outcome(self) -> Outcome | None:
+        lim = self.limits
+        session = self._session_limit()
+        if session is not None:
+            return session
         if lim.max_tool_loops and self.tool_loops >= lim.max_tool_loops:
             return Outcome(
                 OutcomeKind.TOOL_LOOP_LIMIT_REACHED,
@@ -681,6 +686,10 @@ class Runner:
         assert self.user_turns is not None
         if self.recorder.turn_open:
             self._end_user_turn()
+        limit = self._session_limit()
+        if limit is not None:  # the session is over: do not prompt for more
+            self.machine.user_input(facts=Assessment(limit_reached=True), outcome=limit)
+            return
         action = self.user_turns.next_action(self)
         while action == UserAction():  # nothing to act on: ask again
             action = self.user_turns.next_action(self)
