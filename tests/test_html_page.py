@@ -256,9 +256,9 @@ def test_apportion_cost_edge_cases() -> None:
     from vtcode.events.types import Usage
 
     assert apportion_cost([Usage(input_tokens=5), None], None) == [None, None]
-    assert apportion_cost([None, None], 0.5) == [0.5, 0.5]
+    assert apportion_cost([None, Usage()], 0.5) == [None, 0.5]
     split = apportion_cost([Usage(input_tokens=10), None, Usage(output_tokens=2)], 2.0)
-    assert split == pytest.approx([1.0, 1.0, 2.0])
+    assert split == [pytest.approx(1.0), None, pytest.approx(2.0)]
 
 
 # ---- the command -------------------------------------------------------------------------

@@ -359,8 +359,15 @@ def _header(report: SessionReport) -> str:
     result = ""
     if c is not None and c.result:
         result = f'<div class="result">{clip(c.result, 4000)}</div>'
-    elif c is not None and c.stop_reason:
-        result = f'<div class="result stopped">{clip(c.stop_reason, 4000)}</div>'
+    elif c is not None and c.subtype.value != "success":
+        why = report.stop_message() or c.stop_reason or c.outcome_code
+        reason = (
+            f'<div class="note">stop reason: {esc(c.stop_reason)}</div>'
+            if c.stop_reason and c.stop_reason != why
+            else ""
+        )
+        kind = "limit" if OUTCOME_CLASS.get(c.subtype.value) == "warn" else "stopped"
+        result = f'<div class="result {kind}">{clip(why, 4000)}{reason}</div>'
     u = report.usage
     tools = report.count_items("tool_invocation") + report.count_items("command_execution")
     failed_tools = sum(
@@ -423,7 +430,7 @@ def _plot(report: SessionReport) -> str:
     tokens = [t.usage.input_tokens if t.usage is not None else None for t in turns]
     cost = report.cumulative_cost()
     svg = context_cost_svg(tokens, cost, marks=_marks(report))
-    if cost and cost[-1] is not None:
+    if any(c is not None for c in cost):
         note = (
             "Context tokens are each turn's input tokens. Events carry the session's total cost "
             "only; it is split across turns by token weight (output tokens x5), which is exact "

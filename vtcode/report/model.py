@@ -115,6 +115,14 @@ class SessionReport:
     def duration_s(self) -> float | None:
         return seconds_between(self.first_ts, self.last_ts)
 
+    def stop_message(self) -> str | None:
+        """Why a run that did not succeed stopped: its last failed turn, else a thread error."""
+        for t in reversed(self.turns):
+            if t.message:
+                return t.message
+        errors = self.entries("error")
+        return str(errors[-1].event.get("message")) if errors and errors[-1].event else None
+
     def cumulative_cost(self) -> list[float | None]:
         """Cumulative cost after each turn (see `apportion_cost`); all None when unpriced."""
         total = self.completion.total_cost_usd if self.completion else None
@@ -141,7 +149,8 @@ def apportion_cost(usages: list[Usage | None], total: float | None) -> list[floa
 
     Events carry the cost of the whole thread only; per-turn usage is exact, so the split is
     exact whenever output tokens cost five times input (the replay scripts, Anthropic's list
-    prices) and an estimate otherwise. The last point always equals the real total.
+    prices) and an estimate otherwise. The last priced point always equals the real total; a turn
+    without usage (one stopped before its request) has no point.
     """
     if total is None:
         return [None] * len(usages)
@@ -149,9 +158,9 @@ def apportion_cost(usages: list[Usage | None], total: float | None) -> list[floa
     whole = sum(weights)
     out: list[float | None] = []
     running = 0.0
-    for w in weights:
+    for u, w in zip(usages, weights, strict=True):
         running += w
-        out.append(total * running / whole if whole else total)
+        out.append(None if u is None else (total * running / whole if whole else total))
     return out
 
 

@@ -149,9 +149,8 @@ def context_cost_svg(
             f'<polyline class="cost" points="{path}" fill="none" stroke="{COST_COLOR}" '
             f'stroke-width="3" stroke-linejoin="round" stroke-linecap="round"/>'
         )
-        for (x, y), (i, c) in zip(
-            pts, [(i, c) for i, c in enumerate(cost, 1) if c is not None], strict=True
-        ):
+        dots = [(i, c) for i, c in enumerate(cost, 1) if c is not None] if n <= 30 else []
+        for (x, y), (i, c) in zip(pts, dots, strict=False):
             parts.append(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="#fff" stroke="{COST_COLOR}" '
                 f'stroke-width="2.5"><title>after turn {i}: {escape(fmt_usd(c))}</title></circle>'
