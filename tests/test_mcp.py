@@ -287,11 +287,28 @@ def test_tools_outside_the_allow_list_are_named_in_one_notice(tmp_path: Path) ->
         manager.close()
 
 
-def test_close_is_idempotent_and_leaves_no_thread(tmp_path: Path) -> None:
-    manager = McpManager.start(_plan(tb=_server()), ToolRegistry(), tmp_path)
+def test_close_is_idempotent_and_leaves_no_thread(tmp_path: Path, ctx: ToolContext) -> None:
+    registry = ToolRegistry()
+    manager = McpManager.start(_plan(tb=_server()), registry, tmp_path)
     manager.close()
     manager.close()
     assert not [t for t in threading.enumerate() if t.name == "vtcode-mcp"]
+    with pytest.raises(ToolError, match="the session was closed"):
+        registry.run("mcp__tb__echo", {"text": "late"}, ctx)
+
+
+def test_executor_reads_the_allow_list_as_globs_and_records_mcp_calls_as_such(
+    started: tuple[McpManager, ToolRegistry], ctx: ToolContext
+) -> None:
+    from vtcode.loop.tool_exec import RegistryToolExecutor
+
+    _, registry = started
+    executor = RegistryToolExecutor(registry, ctx, allowed=["read_*", "mcp__tb__e*"])
+    assert [s.name for s in executor.catalog()] == ["mcp__tb__echo", "read_file"]
+    assert executor.item_kind("mcp__tb__echo") == "mcp_tool_call"
+    assert executor.item_kind("mcp__gone__x") == "mcp_tool_call"  # even when not in the catalog
+    assert executor.item_kind("read_file") == "tool_invocation"
+    assert executor.take_notices() == []  # no notice source bound
 
 
 # ------------------------------------------------------------------ results as text

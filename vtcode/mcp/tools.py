@@ -91,6 +91,8 @@ class McpTool:
         timeout = self.connection.config.timeout_seconds
         if ctx.cancel.is_set():
             raise ToolError("cancelled before the MCP call was sent; it was not run")
+        if not self.runtime.alive:
+            raise ToolError(f"MCP server {server!r} is unavailable: the session was closed")
         try:
             result = self.runtime.run(
                 self.connection.call(self.remote.name, arguments), timeout, cancel=ctx.cancel
