@@ -322,15 +322,19 @@ def test_permission_prompt(
     assert events == snapshot_json
 
 
-def _plan(c: Chat, request: str = "add a line to notes.txt") -> None:
-    c.say(f"/plan {request}")
+def _plan(c: Chat, request: str = "add a line to notes.txt", *, armed: bool = False) -> None:
+    if armed:  # `/plan` alone: the next message is planned
+        c.say("/plan")
+        c.say(request, prompt="plan>")
+    else:
+        c.say(f"/plan {request}")
     c.wait_text("Plan ready. What now?")
 
 
 @pytest.mark.parametrize("choice", ["execute", "fresh", "revise", "cancel"])
 def test_plan_approval(chat: Callable[..., Chat], snapshot_json: Any, choice: str) -> None:
     c = chat(f"chat-plan-{choice}")
-    _plan(c)
+    _plan(c, armed=choice == "revise")
     c.say({"execute": "1", "fresh": "2", "revise": "3", "cancel": "4"}[choice], "choice [1-4]:")
     if choice == "execute":
         c.wait_text("Done: notes.txt has the planned line.")
@@ -372,7 +376,33 @@ def test_plan_approval(chat: Callable[..., Chat], snapshot_json: Any, choice: st
         assert resets == []
     if choice == "execute":
         assert "planned line" in (c.ws / "notes.txt").read_text()
+    if choice == "cancel":  # read-only tools while planning, every tool afterwards
+        outcomes = [
+            e["item"]["outcome"]
+            for e in events
+            if e["type"] == "item.completed" and e["item"]["type"] == "tool_invocation"
+        ]
+        assert outcomes == ["invalid_tool", "success"]
+        assert not (c.ws / "build.txt").exists() and (c.ws / "hi.txt").exists()
     assert events == snapshot_json
+
+
+def test_model_switch_without_compaction(chat: Callable[..., Chat]) -> None:
+    """`compact_on_model_switch = false`: no boundary, the next request opens a new segment."""
+    c = chat("chat-model-switch", glob=("-c", "agent.harness.compact_on_model_switch=false"))
+    c.say("first question")
+    c.wait_text("First answer.")
+    c.say("/model replay-2")
+    c.wait_text("model replay-2 (a new request segment starts)")
+    c.say("second question")
+    c.wait_text("Second answer")
+    c.say("/status")
+    c.wait_text("model     replay-2 (replay)")
+    assert re.findall(r"segment   (seg-\d{3})-", c.screen()) == ["seg-002"]
+    c.say("/exit")
+    assert c.exit_code() == 0
+    events = checked_snapshot(c.ws)
+    assert not [e for e in events if e["type"] == "thread.compact_boundary"]
 
 
 def test_effort_and_model_start_new_segments(chat: Callable[..., Chat], snapshot_json: Any) -> None:

@@ -5,10 +5,12 @@ real text streams, the renderer's streaming, the session-end outcomes, and the C
 from __future__ import annotations
 
 import io
+import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +198,43 @@ def test_help_and_version_stay_lazy(tmp_path: Path) -> None:
         imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
         heavy = {m for m in imported if m.startswith(("vtcode.interactive", "vtcode.loop"))}
         assert not heavy, (args, heavy)
+
+
+class _Shown(io.StringIO):
+    """An output stream that says when the prompt has been written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompted = threading.Event()
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        if s.endswith(": "):
+            self.prompted.set()
+        return n
+
+
+@pytest.mark.parametrize(
+    ("sig", "key", "run_cancelled"),
+    [(signal.SIGINT, Key.INTERRUPT, False), (signal.SIGTERM, Key.TERMINATE, True)],
+)
+def test_signals_at_a_prompt_end_the_wait(sig: int, key: Key, run_cancelled: bool) -> None:
+    """A real signal while a prompt blocks on a real pipe: Ctrl-C is the prompt's (the run is not
+    cancelled), SIGTERM also reaches the run's token; the run's handlers come back afterwards."""
+    r, w = os.pipe()
+    out = _Shown()
+    cancel = CancelToken()
+    with os.fdopen(r) as stdin, cancel.installed():
+        handler = signal.getsignal(signal.SIGINT)
+        t = Terminal(stdin=stdin, stdout=out)
+
+        def fire() -> None:
+            assert out.prompted.wait(10)
+            os.kill(os.getpid(), sig)
+
+        threading.Thread(target=fire, daemon=True).start()
+        line = t.read("answer: ")
+        assert line.key is key
+        assert cancel.cancelled is run_cancelled
+        assert signal.getsignal(signal.SIGINT) == handler
+    os.close(w)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from vtcode.events.types import (
     AgentMessageItem,
     ContextResetEvent,
@@ -32,6 +34,10 @@ from vtcode.events.types import (
 from vtcode.interactive.terminal import Terminal
 
 __all__ = ["ChatRenderer", "clip"]
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
 
 
 def clip(text: str, n: int = 160) -> str:
@@ -107,7 +113,7 @@ class ChatRenderer:
                 self._tag("[tool]", d.tool_name)
             elif done:
                 status = getattr(d, "outcome", None) or d.status
-                args = "" if d.arguments is None else clip(str(d.arguments), 120)
+                args = "" if d.arguments is None else clip(_json(d.arguments), 120)
                 self._tag("[tool done]", f"{d.tool_name} {getattr(status, 'value', status)} {args}")
         elif isinstance(d, ToolOutputItem) and done:
             prefix = f"exit {d.exit_code}: " if d.exit_code is not None else ""
