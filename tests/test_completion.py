@@ -31,6 +31,7 @@ SESSION_LINES = [
     "steer",
     "compact",
     "agent verify reviewer --parent",
+    "chat --resume",
 ]
 
 

@@ -6,6 +6,7 @@ import sys
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 
 EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
@@ -28,7 +29,13 @@ pipes use `vtcode exec`, which exits 2 here."""
     "--max-budget-usd", type=click.FloatRange(min=0), help="Dollar cap (error_max_budget_usd)."
 )
 @click.option("--session-id", help="Use this session id (letters, digits, _ . -).")
-@click.option("--resume", "resume", metavar="SESSION_ID", help="Continue this session.")
+@click.option(
+    "--resume",
+    "resume",
+    metavar="SESSION_ID",
+    shell_complete=complete_session_id,
+    help="Continue this session.",
+)
 @click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
 @click.option(
     "-c",
