@@ -65,7 +65,7 @@ def _require_sdk() -> None:
         raise ConfigError(
             f"[mcp.servers] is configured but the MCP SDK cannot be imported ({e})",
             location="mcp.servers",
-            hint='pip install "mcp>=1.2,<2"',
+            hint='pip install "vtcode[mcp]" (the mcp extra)',
         ) from e
 
 

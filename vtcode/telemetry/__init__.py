@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SDK_HINT", "make_otel_exporter", "stderr_warning"]
 
-SDK_HINT = (
+SDK_HINT = 'pip install "vtcode[otel]" (the otel extra)'
     'pip install "opentelemetry-sdk>=1.27,<2" "opentelemetry-exporter-otlp-proto-http>=1.27,<2"'
 )
 
