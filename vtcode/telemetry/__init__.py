@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["SDK_HINT", "make_otel_exporter", "stderr_warning"]
 
 SDK_HINT = 'pip install "vtcode[otel]" (the otel extra)'
-    'pip install "opentelemetry-sdk>=1.27,<2" "opentelemetry-exporter-otlp-proto-http>=1.27,<2"'
-)
 
 
 def stderr_warning(message: str) -> None:
