@@ -18,6 +18,7 @@ from vtcode.events.types import (
     HarnessItem,
     ItemCompletedEvent,
     ItemStartedEvent,
+    McpToolCallItem,
     ThreadCompactBoundaryEvent,
     ThreadCompletedEvent,
     ThreadEvent,
@@ -75,11 +76,14 @@ class HumanProgressSink:
     def handle(self, event: ThreadEvent) -> None:
         if isinstance(event, ItemStartedEvent):
             d: Any = event.item.details
-            if isinstance(d, ToolInvocationItem):
+            if isinstance(d, ToolInvocationItem | McpToolCallItem):
                 self._line("[TOOL]", d.tool_name)
         elif isinstance(event, ItemCompletedEvent):
             d = event.item.details
-            if isinstance(d, ToolInvocationItem):
+            if isinstance(d, McpToolCallItem):
+                status = d.status.value if d.status else "completed"
+                self._line("[TOOL DONE]", f"{d.tool_name} {status} {_clip(d.result or '', 100)}")
+            elif isinstance(d, ToolInvocationItem):
                 args = "" if d.arguments is None else _clip(str(d.arguments), 120)
                 outcome = d.outcome.value if d.outcome else d.status.value
                 self._line("[TOOL DONE]", f"{d.tool_name} {outcome} {args}".rstrip())
