@@ -271,6 +271,13 @@ def test_html_to_stdout_is_the_same_page(ws: Path, pages: dict[str, Path]) -> No
     assert proc.stderr == ""
 
 
+def test_json_and_html_together_is_a_usage_error(ws: Path, tmp_path: Path) -> None:
+    proc = vtcode(["sessions", "show", "demo", "--json", "--html", str(tmp_path / "p.html")], ws)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert "--json and --html" in proc.stderr
+    assert not (tmp_path / "p.html").exists()
+
+
 def test_unknown_session_or_unwritable_target_writes_nothing(ws: Path, tmp_path: Path) -> None:
     target = tmp_path / "page.html"
     proc = vtcode(["sessions", "show", "nope", "--html", str(target)], ws)

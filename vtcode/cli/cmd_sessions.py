@@ -73,7 +73,11 @@ def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | N
     from vtcode.store.timeline import session_timeline
 
     if html_file is not None:
+        from vtcode.errors import UsageError
         from vtcode.report import write_session_html
+
+        if as_json:
+            raise UsageError("--json and --html cannot be used together")
 
         written = write_session_html(app.workspace, session_id, html_file, sys.stdout.buffer)
         if written is not None and not app.quiet:
