@@ -107,6 +107,14 @@ def _rows(log: str) -> list[Row]:
             err="no prompt",
             writes=".vtcode/sessions/s1",
         ),
+        Row("exec-resume-", ["exec", "-q", *script, "resume", "base", "-"], b"carry on", 0),
+        Row(
+            "exec-resume-utf8",
+            ["exec", "-q", *script, "resume", "base", "-"],
+            NOT_UTF8,
+            2,
+            err="not UTF-8",
+        ),
         Row(
             "steer-",
             ["steer", "base", "-"],
@@ -175,11 +183,15 @@ def test_dash_reads_stdin(name: str, base: tuple[Path, str], tmp_path: Path) -> 
     ws = tmp_path / "ws"
     subprocess.run(["cp", "-a", str(src), str(ws)], check=True)
     (ws / "events.jsonl").write_text(log)
+    base_log = ws / ".vtcode" / "sessions" / "base" / "events.jsonl"
+    before = base_log.read_bytes()
     proc = _run(row.argv, ws, row.stdin)
     assert proc.returncode == row.rc, proc.stdout + proc.stderr
     assert row.out in proc.stdout
     assert row.err in proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    if row.rc == 2:
+        assert base_log.read_bytes() == before  # a usage error changes nothing already written
     if row.writes is not None:
         assert (ws / row.writes).exists() == (row.rc == 0), row.writes
 
