@@ -4,6 +4,11 @@ This table is the only definition of the loop's control flow. `vtcode.loop.fsm` 
 `transitions.Machine` from it (guard names resolve through an allow-list, never as import paths)
 and `vtcode fsm` prints it, so the picture cannot drift from the code. Transitions that share a
 trigger and source are tried in order: the first whose guards pass wins, so fallbacks come last.
+
+Interactive runs (`vtcode chat`) add `idle`: a finished user turn (`user_turn_over`) waits there
+for the user's next action (`user_input`: a new turn, a compaction, or `leaving`), and Ctrl-C
+(`stop` with `interrupted`) ends the user turn but not the session. Headless runs never set those
+guards, so for them the table is unchanged.
 """
 
 from __future__ import annotations
