@@ -126,3 +126,13 @@ def test_colour_only_on_a_terminal(ws: Path, name: str) -> None:
         check=False,
     )
     assert ESC not in piped.stdout + piped.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help", "--no-color"], ["sessions", "--no-color"], ["sessions", "show", "--no-color"]],
+    ids=["after-help", "misplaced-on-a-group", "misplaced-on-a-command"],
+)
+def test_no_color_counts_wherever_it_is_written(ws: Path, argv: list[str]) -> None:
+    out = on_terminal(argv, ws, _env(ws, no_color=False))
+    assert out.strip() and ESC not in out, out[:400]

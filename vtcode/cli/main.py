@@ -95,6 +95,14 @@ def plain_output(ctx: click.Context | None = None) -> None:
         config.color_system = None
 
 
+def _asks_no_color(args: list[str]) -> bool:
+    """`--no-color` anywhere before `--`: so that help and usage errors printed before the
+    option is parsed (`vtcode --help --no-color`, a misplaced `vtcode sessions --no-color`) are
+    plain too. A literal `--no-color` word is never a valid argument elsewhere."""
+    end = args.index("--") if "--" in args else len(args)
+    return "--no-color" in args[:end]
+
+
 def _no_color_option(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
         plain_output(ctx)
@@ -183,7 +191,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI, map every failure to a documented exit code, never a traceback."""
     code: int = ExitCode.OK
     app: AppContext | None = None
-    if os.environ.get("NO_COLOR"):
+    if os.environ.get("NO_COLOR") or _asks_no_color(sys.argv[1:] if argv is None else argv):
         plain_output()
     try:
         result: Any = cli.main(args=argv, prog_name="vtcode", standalone_mode=False)
