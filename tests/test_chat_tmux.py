@@ -434,6 +434,17 @@ def test_effort_and_model_start_new_segments(chat: Callable[..., Chat], snapshot
     assert events == snapshot_json
 
 
+def test_prompt_argument_is_the_first_turn(chat: Callable[..., Chat]) -> None:
+    c = chat("chat-two-turns", "hello", "from", "argv")
+    c.wait_text("> hello from argv")
+    c.wait_text("Hello! I can read, run and change things")
+    c.say("/exit")
+    assert c.exit_code() == 0
+    events = checked_snapshot(c.ws)
+    assert types(events)[:2] == ["thread.started", "turn.started"]
+    assert [e["type"] for e in turn_ends(events)] == ["turn.completed"]
+
+
 def test_vtcode_without_a_command_on_a_tty_runs_chat(chat: Callable[..., Chat]) -> None:
     c = chat(None)
     c.wait_text("vtcode chat: session")

@@ -50,6 +50,8 @@ class ChatSession(Interaction):
             f"vtcode chat: session {parts.session_id}, model {r.provider.model} "
             f"({r.provider.name}). /help lists the commands; /exit or Ctrl-D ends the session."
         )
+        if r.prompt and r.prompt.strip():  # the PROMPT argument: shown as if typed
+            self.t.line(f"{PROMPT}{r.prompt}")
 
     def resolve_permission(self, tool: str, arguments: Any, verdict: Any) -> Any:
         return self.permissions.resolve(tool, arguments, verdict)
