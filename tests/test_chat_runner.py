@@ -401,3 +401,13 @@ def test_a_session_limit_ends_the_session_at_the_prompt(tmp_path: Path) -> None:
         "budget_limit_reached",
         "error_max_budget_usd",
     )
+
+
+def test_a_stray_sigint_between_prompts_is_dropped(tmp_path: Path) -> None:
+    def stray(runner: Runner) -> UserAction:
+        runner.cancel.cancel(signal.SIGINT)  # what the handler does outside any prompt or turn
+        return say("hello")
+
+    runner, events, _ = run(tmp_path, TWO_TURNS, [stray, leave(OutcomeKind.COMPLETED)])
+    assert [type(e) for e in turn_ends(events)] == [TurnCompletedEvent]
+    assert events[-1].outcome_code == "completed" and not runner.cancel.cancelled

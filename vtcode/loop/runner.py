@@ -693,6 +693,10 @@ class Runner:
         action = self.user_turns.next_action(self)
         while action == UserAction():  # nothing to act on: ask again
             action = self.user_turns.next_action(self)
+        if self.cancel.cancelled and self._turn_interrupt():
+            # A Ctrl-C between prompts (no turn to cancel, no prompt to end) is dropped.
+            self.cancel.event.clear()
+            self.cancel.signum = None
         due = self.hooks.compaction_due(in_tool_loop=False) if action.leave is None else False
         if action.message is not None:
             self._pending_user = action.message
