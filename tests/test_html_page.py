@@ -42,6 +42,8 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--force-color-profile=srgb",  # exact colours in the screenshot, whatever the display
+    "--hide-scrollbars",
 ]
 # What the page may contain: no script, no embedded content, nothing that loads a resource.
 ALLOWED_TAGS = {
