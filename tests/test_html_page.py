@@ -108,7 +108,9 @@ class Page(HTMLParser):
         if tag == "article" and "turn" in cls.split():
             self.outline.append({"turn": int(a["data-turn"] or 0), "entries": [], "badges": []})
         elif tag == "li" and self.outline and ("entry" in cls.split() or "marker" in cls.split()):
-            self.outline[-1]["entries"].append({"class": cls.split()[1], "text": []})
+            parts = cls.split()
+            name = parts[1] if len(parts) > 1 else parts[0]
+            self.outline[-1]["entries"].append({"class": name, "text": []})
         if tag not in ("meta", "line", "rect", "circle"):
             self._stack.append((tag, cls))
 
@@ -207,6 +209,61 @@ def test_compaction_and_harness_items_are_on_the_timeline(pages: dict[str, Path]
     # no pricing in this script: the cost line is absent and the page says why
     assert page.count("polyline", "cost") == 0
     assert "Cost unknown" in page.all_text
+
+
+def test_context_reset_thread_error_and_cancelled_render(tmp_path: Path) -> None:
+    """`vtcode exec` never emits context.reset (a plan-approval event), so this session is
+    written through the real store from events of the contract."""
+    from vtcode.config.model import StoreConfig
+    from vtcode.events.enums import ContextResetTrigger, ThreadCompletionSubtype
+    from vtcode.events.types import (
+        ContextResetEvent,
+        ThreadCompletedEvent,
+        ThreadErrorEvent,
+        ThreadStartedEvent,
+        TurnCompletedEvent,
+        TurnStartedEvent,
+        Usage,
+    )
+    from vtcode.report import session_html
+    from vtcode.store import DispatchGate, SessionWriter
+
+    gate = DispatchGate(SessionWriter.create(tmp_path, "r", StoreConfig()))
+    for event in (
+        ThreadStartedEvent(thread_id="r"),
+        TurnStartedEvent(),
+        TurnCompletedEvent(usage=Usage(input_tokens=900, output_tokens=9)),
+        ContextResetEvent(
+            thread_id="r",
+            turn_id="turn_1",
+            trigger=ContextResetTrigger.PLAN_APPROVAL,
+            plan_preserved=True,
+            previous_context_usage_percent=87,
+            tool_budget_reset=True,
+        ),
+        ThreadErrorEvent(message="provider said <no>"),
+        TurnStartedEvent(),
+        TurnCompletedEvent(usage=Usage(input_tokens=300, output_tokens=3)),
+        ThreadCompletedEvent(
+            thread_id="r",
+            session_id="r",
+            subtype=ThreadCompletionSubtype.CANCELLED,
+            outcome_code="cancelled",
+            usage=Usage(input_tokens=1200, output_tokens=12),
+            num_turns=2,
+        ),
+    ):
+        gate.emit(event)
+    gate.close()
+    log = tmp_path / ".vtcode/sessions/r/events.jsonl"
+    assert vtcode(["validate", str(log)], tmp_path).returncode == 0
+    page = Page(session_html(tmp_path, "r"))
+    assert page.count("li", "reset") == 1 and page.count("li", "error") == 1
+    assert "context reset · plan_approval at 87% context usage · plan kept" in page.all_text
+    assert "error · provider said <no>" in page.all_text
+    assert page.count("line", "mark") == 1  # the reset, between turns 1 and 2
+    assert "cancelled" in page.all_text and "Cost unknown" in page.all_text
+    assert page.count("article", "turn") == 2
 
 
 def test_hostile_content_stays_text(pages: dict[str, Path]) -> None:

@@ -366,7 +366,8 @@ def _header(report: SessionReport) -> str:
             if c.stop_reason and c.stop_reason != why
             else ""
         )
-        kind = "limit" if OUTCOME_CLASS.get(c.subtype.value) == "warn" else "stopped"
+        kind = {"warn": "limit", "muted": "halted"}.get(OUTCOME_CLASS.get(c.subtype.value, ""))
+        kind = kind or "stopped"
         result = f'<div class="result {kind}">{clip(why, 4000)}{reason}</div>'
     u = report.usage
     tools = report.count_items("tool_invocation") + report.count_items("command_execution")
