@@ -53,6 +53,18 @@ class CancelToken:
         finally:
             self._interruptible -= 1
 
+    @contextlib.contextmanager
+    def shielded(self) -> Iterator[None]:
+        """A block a signal must not cut (one event's emission): it raises after, if at all."""
+        saved, self._interruptible = self._interruptible, 0
+        was_set = self.event.is_set()
+        try:
+            yield
+        finally:
+            self._interruptible = saved
+        if saved > 0 and not was_set and self.event.is_set():
+            raise Cancelled(self.signum)
+
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         first = not self.event.is_set()
         self.cancel(signum)

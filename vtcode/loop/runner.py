@@ -182,12 +182,12 @@ class Runner:
         self.provider = provider
         self.tools = tools
         self.limits = limits
-        self.recorder = Recorder(emit, first_item_index=first_item_index)
+        self.cancel = cancel or CancelToken()
+        self.recorder = Recorder(self._shielded(emit), first_item_index=first_item_index)
         tools.recorder = self.recorder
         self._system_prompt = system_prompt
         self.history: list[Message] = list(history or [])
         self.prompt = prompt
-        self.cancel = cancel or CancelToken()
         self.hooks = hooks or LoopHooks()
         self.reasoning_effort = reasoning_effort
         self._on_message = on_message
@@ -217,6 +217,15 @@ class Runner:
         self.last_turn_block: Outcome | None = None  # the last user turn ended blocked/aborted
         self._pending_user: Message | None = None
         self._compact_trigger: str | None = None
+
+    def _shielded(self, emit: Callable[[Any], None]) -> Callable[[Any], None]:
+        """Every emission completes: a signal during one is acted on after it (finish the event)."""
+
+        def shielded_emit(event: Any) -> None:
+            with self.cancel.shielded():
+                emit(event)
+
+        return shielded_emit
 
     # ------------------------------------------------------------------ public
 

@@ -1,0 +1,34 @@
+"""Cancellation never cuts an event in half: a signal during an emission acts right after it."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from vtcode.loop.cancel import Cancelled, CancelToken
+
+
+def test_signal_while_waiting_raises_at_once() -> None:
+    token = CancelToken()
+    with pytest.raises(Cancelled), token.interruptible():
+        token._handler(signal.SIGINT, None)
+    assert token.cancelled and token.signum == signal.SIGINT
+
+
+def test_signal_during_an_emission_waits_for_its_end() -> None:
+    token = CancelToken()
+    written: list[str] = []
+    with pytest.raises(Cancelled), token.interruptible(), token.shielded():
+        token._handler(signal.SIGTERM, None)  # arrives mid-emission: must not raise here
+        written.append("whole event")
+    assert written == ["whole event"]
+
+
+def test_outside_any_wait_a_signal_only_sets_the_flag() -> None:
+    token = CancelToken()
+    with token.shielded():
+        token._handler(signal.SIGINT, None)
+    assert token.cancelled
+    with pytest.raises(Cancelled):
+        token.raise_if_cancelled()
