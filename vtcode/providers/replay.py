@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from vtcode.events.types import Usage
@@ -143,12 +143,24 @@ class ReplayProvider:
     def _error(self, message: str, kind: FailureKind = FailureKind.FATAL) -> ProviderError:
         return ProviderError(message, kind=kind, provider=self.name)
 
-    def _check_capacity(self, request: ModelRequest) -> int:
-        estimate = estimate_tokens(_request_bytes(request))
+    def _check_capacity(self, request: ModelRequest) -> Callable[[], int]:
+        """Enforce the window if asked; return the (lazy) prompt estimate.
+
+        Counting a request's bytes is linear in the history, so it is done only when a scripted
+        turn leaves `input_tokens` out or the window is enforced: long scripted sessions stay
+        linear overall.
+        """
+        cached: list[int] = []
+
+        def estimate() -> int:
+            if not cached:
+                cached.append(estimate_tokens(_request_bytes(request)))
+            return cached[0]
+
         window = self.script.provider.context_window
-        if self.script.provider.enforce_context_window and window and estimate > window:
+        if self.script.provider.enforce_context_window and window and estimate() > window:
             raise self._error(
-                f"prompt is too long: about {estimate} tokens > context window {window}",
+                f"prompt is too long: about {estimate()} tokens > context window {window}",
                 FailureKind.CONTEXT_LENGTH,
             )
         return estimate
@@ -208,7 +220,11 @@ class ReplayProvider:
             raise ProviderInterrupted(provider=self.name)
 
     def _play(
-        self, entry: ScriptTurn | ScriptSummary, label: str, estimate: int, first_call: int
+        self,
+        entry: ScriptTurn | ScriptSummary,
+        label: str,
+        estimate: Callable[[], int],
+        first_call: int,
     ) -> Iterator[StreamEvent]:
         self._wait(entry.delay_ms)
         if entry.fail is not None and not entry.fail_mid_stream:
@@ -256,10 +272,12 @@ class ReplayProvider:
         return self._error(f"{label}: {entry.message or default}", kind)
 
 
-def _usage(scripted: ScriptUsage | None, input_estimate: int, output_estimate: int) -> Usage:
+def _usage(
+    scripted: ScriptUsage | None, input_estimate: Callable[[], int], output_estimate: int
+) -> Usage:
     s = scripted or ScriptUsage()
     return Usage(
-        input_tokens=input_estimate if s.input_tokens is None else s.input_tokens,
+        input_tokens=input_estimate() if s.input_tokens is None else s.input_tokens,
         output_tokens=output_estimate if s.output_tokens is None else s.output_tokens,
         cached_input_tokens=s.cached_input_tokens or 0,
         cache_creation_tokens=s.cache_creation_tokens or 0,
