@@ -447,6 +447,7 @@ class Runner:
         if (
             not recoverable
             and e.kind is FailureKind.TRANSIENT
+            and e.attempts <= 1  # an HTTP provider that already retried has used the budget
             and self.retries_used < self.limits.max_task_retries
         ):
             # Stay in `turn`: the same request is sent again after a backoff.
