@@ -7,7 +7,7 @@ import sys
 import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
-from vtcode.cli.context import AppContext
+from vtcode.cli.context import AppContext, check_overrides
 
 EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
 /model NAME /new /exit. Ctrl-C cancels the running turn (turn.failed "turn cancelled"); Ctrl-C
@@ -41,6 +41,7 @@ pipes use `vtcode exec`, which exits 2 here."""
     "-c",
     "overrides",
     multiple=True,
+    callback=check_overrides,
     metavar="KEY=VALUE",
     help="Override a config key for this session (same as the global -c).",
 )
@@ -72,10 +73,7 @@ def chat(
             "vtcode chat needs a terminal (stdin and stdout are not both a TTY)",
             hint='scripts and pipes: `vtcode exec "PROMPT"` or `echo PROMPT | vtcode exec -`',
         )
-    for item in overrides:
-        if "=" not in item:
-            raise UsageError(f"-c {item!r} is not KEY=VALUE")
-    app.overrides.extend(overrides)
+    app.add_overrides(overrides)
     loaded = app.loaded_config()
 
     from vtcode.interactive.run import ChatRequest, run_chat

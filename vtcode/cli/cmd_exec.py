@@ -8,7 +8,7 @@ from pathlib import Path
 import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_exec_words
-from vtcode.cli.context import AppContext
+from vtcode.cli.context import AppContext, check_overrides
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
 3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
@@ -59,6 +59,7 @@ def _read_prompt(words: list[str]) -> str | None:
     "-c",
     "overrides",
     multiple=True,
+    callback=check_overrides,
     metavar="KEY=VALUE",
     help="Override a config key for this run (same as the global -c).",
 )
@@ -118,10 +119,7 @@ def exec_cmd(
             "no prompt: pass PROMPT, or pipe it on stdin",
             hint='vtcode exec "list the files"   or   echo "..." | vtcode exec -',
         )
-    for item in overrides:
-        if "=" not in item:
-            raise UsageError(f"-c {item!r} is not KEY=VALUE")
-    app.overrides.extend(overrides)
+    app.add_overrides(overrides)
     loaded = app.loaded_config()
     sinks: list[object] = []
     if as_json:

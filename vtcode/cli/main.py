@@ -17,7 +17,7 @@ import rich_click as click
 from click.exceptions import Abort, Exit
 
 from vtcode import __version__
-from vtcode.cli.context import AppContext
+from vtcode.cli.context import AppContext, check_overrides
 from vtcode.errors import ExitCode, VtcodeError
 
 # command name -> (module, attribute, one-line help shown by `vtcode --help`)
@@ -76,15 +76,6 @@ class LazyGroup(click.RichGroup):
             formatter.write_dl(rows)
 
 
-def _parse_overrides(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> tuple[str, ...]:
-    for v in values:
-        if "=" not in v:
-            raise click.BadParameter(f"{v!r} is not KEY=VALUE", ctx=ctx, param=param)
-    return values
-
-
 def plain_output(ctx: click.Context | None = None) -> None:
     """No colour or styling anywhere: our helpers, rich-click's help and usage errors (bold
     included, which rich keeps under NO_COLOR), and the programs vtcode runs."""
@@ -127,7 +118,7 @@ def _no_color_option(ctx: click.Context, param: click.Parameter, value: bool) ->
     "overrides",
     multiple=True,
     metavar="KEY=VALUE",
-    callback=_parse_overrides,
+    callback=check_overrides,
     help="Override a config key; VALUE is TOML (e.g. -c agent.harness.max_budget_usd=2.5).",
 )
 @click.option(
