@@ -266,6 +266,44 @@ def test_context_reset_thread_error_and_cancelled_render(tmp_path: Path) -> None
     assert page.count("article", "turn") == 2
 
 
+def test_a_log_with_evicted_turns_says_so(tmp_path: Path) -> None:
+    from vtcode.config.model import StoreConfig
+    from vtcode.events.enums import ThreadCompletionSubtype
+    from vtcode.events.types import (
+        ThreadCompletedEvent,
+        ThreadStartedEvent,
+        TurnCompletedEvent,
+        TurnStartedEvent,
+        Usage,
+    )
+    from vtcode.report import build_report, session_html
+    from vtcode.store import DispatchGate, SessionWriter
+
+    gate = DispatchGate(SessionWriter.create(tmp_path, "e", StoreConfig(max_events=20)))
+    gate.emit(ThreadStartedEvent(thread_id="e"))
+    for _ in range(30):
+        gate.emit(TurnStartedEvent())
+        gate.emit(TurnCompletedEvent(usage=Usage(input_tokens=100)))
+    usage = Usage(input_tokens=3000)
+    gate.emit(
+        ThreadCompletedEvent(
+            thread_id="e",
+            session_id="e",
+            subtype=ThreadCompletionSubtype.SUCCESS,
+            outcome_code="success",
+            result="ok",
+            usage=usage,
+            num_turns=30,
+        )
+    )
+    gate.close()
+    report = build_report(tmp_path, "e")
+    assert report.first_seq is not None and report.first_seq > 1
+    page = Page(session_html(tmp_path, "e"))
+    assert f"events 1-{report.first_seq - 1:,} were evicted" in page.all_text
+    assert "3,000" in page.all_text  # the header keeps the whole session's usage
+
+
 def test_hostile_content_stays_text(pages: dict[str, Path]) -> None:
     raw = pages["hostile"].read_text(encoding="utf-8")
     page = Page(raw)

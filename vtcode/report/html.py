@@ -319,6 +319,13 @@ def _turn(seg: Segment, t: TurnView) -> str:
 
 def _segments(report: SessionReport) -> str:
     out: list[str] = []
+    if report.first_seq is not None and report.first_seq > 1:
+        out.append(
+            f'<p class="card empty">events 1-{report.first_seq - 1:,} were evicted from this '
+            "long session's log (store.max_events); turns are numbered from the first one kept, "
+            "usage, cost and the turn count above are the whole session's, the other counts are of "
+            "the events kept.</p>"
+        )
     for seg in report.segments:
         if seg.turn is not None:
             out.append(_turn(seg, seg.turn))
