@@ -163,13 +163,21 @@ def cli(
     if ctx.invoked_subcommand is not None:
         return None
     # No command: an interactive session on a terminal, the help (usage error) otherwise.
-    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    tty = _is_tty(sys.stdin) and _is_tty(sys.stdout)
     chat = cli.get_command(ctx, "chat") if tty else None
     if chat is None:
         click.echo(ctx.get_help())
         return int(ExitCode.USAGE)
     result: Any = ctx.invoke(chat)
     return int(result) if isinstance(result, int) else None
+
+
+def _is_tty(stream: Any) -> bool:
+    """A closed or missing stream (`vtcode <&-`) is simply not a terminal."""
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (ValueError, OSError):
+        return False
 
 
 def _report(err: VtcodeError, app: AppContext | None) -> None:
