@@ -70,7 +70,7 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
 @click.pass_obj
 def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | None) -> None:
     """The manifest and a readable timeline of turns, items, compactions and usage."""
-    from vtcode.store.timeline import session_timeline
+    from vtcode.report.timeline import session_timeline
 
     if html_file is not None:
         from vtcode.errors import UsageError

@@ -164,7 +164,7 @@ def apportion_cost(usages: list[Usage | None], total: float | None) -> list[floa
     return out
 
 
-def _state(item: ThreadItem, completed: bool) -> str:
+def item_state(item: ThreadItem, completed: bool) -> str:
     status = getattr(item.details, "status", None)
     value = getattr(status, "value", None)
     if isinstance(value, str):
@@ -221,7 +221,7 @@ def build_report(workspace: Path, session_id: str) -> SessionReport:
                 if isinstance(d, ToolInvocationItem):
                     calls[ev.item.id] = entry
             entry.item = ev.item
-            entry.state = _state(ev.item, done)
+            entry.state = item_state(ev.item, done)
         elif isinstance(ev, ThreadCompactBoundaryEvent):
             segment.entries.append(Entry("compaction", env.seq, env.ts, event=encode_event(ev)))
         elif isinstance(ev, ContextResetEvent):
