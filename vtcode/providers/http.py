@@ -11,6 +11,7 @@ import contextlib
 import ipaddress
 import os
 import re
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -216,6 +217,13 @@ class SSETransport:
         self._interrupt.set()
         active = self._active
         if active is not None:
+            # Closing the response from another thread does not wake a read blocked in recv();
+            # shutting the socket down does (the reader then sees EOF and raises).
+            stream = active.extensions.get("network_stream")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(httpx.HTTPError, OSError, RuntimeError):
                 active.close()
 
