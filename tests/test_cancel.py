@@ -32,3 +32,18 @@ def test_outside_any_wait_a_signal_only_sets_the_flag() -> None:
     assert token.cancelled
     with pytest.raises(Cancelled):
         token.raise_if_cancelled()
+
+
+def test_background_threads_block_the_signals_so_the_main_thread_gets_them() -> None:
+    import threading
+
+    from vtcode.threads import background_thread
+
+    seen: list[set[int]] = []
+    t = background_thread(lambda: seen.append(set(signal.pthread_sigmask(signal.SIG_BLOCK, []))))
+    t.start()
+    t.join(5)
+    assert {signal.SIGINT, signal.SIGTERM} <= seen[0]
+    # the starting thread's own mask is unchanged
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert threading.current_thread() is threading.main_thread()

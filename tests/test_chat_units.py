@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -228,9 +229,21 @@ def test_signals_at_a_prompt_end_the_wait(sig: int, key: Key, run_cancelled: boo
         handler = signal.getsignal(signal.SIGINT)
         t = Terminal(stdin=stdin, stdout=out)
 
+        main = threading.main_thread()
+        assert main.ident is not None and main.native_id is not None
+        stat = f"/proc/self/task/{main.native_id}/stat"
+
         def fire() -> None:
             assert out.prompted.wait(10)
-            os.kill(os.getpid(), sig)
+            # Wait until the main thread sleeps in its read: a signal that lands between the
+            # prompt's write and the read() call is only seen when read() returns.
+            deadline = time.monotonic() + 10
+            while Path(stat).read_text().split(") ", 1)[1][0] != "S":
+                assert time.monotonic() < deadline
+                time.sleep(0.001)
+            # Aim at the main thread, as the kernel does once every vtcode thread blocks the
+            # signal (vtcode.threads); a plain kill() could land on this helper thread instead.
+            signal.pthread_kill(main.ident, sig)
 
         threading.Thread(target=fire, daemon=True).start()
         line = t.read("answer: ")

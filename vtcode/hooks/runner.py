@@ -18,7 +18,6 @@ import dataclasses
 import os
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +28,7 @@ import orjson
 from vtcode.hooks.config import EVENTS, HookPlan, HookSpec
 from vtcode.hooks.models import HookDecision, HookOutput
 from vtcode.jsontypes import DecodeError, decode, encode
+from vtcode.threads import BackgroundThread
 
 __all__ = ["MAX_HOOK_OUTPUT", "HookResult", "HookRunner", "hook_env"]
 
@@ -163,9 +163,9 @@ def run_one(
     out: list[bytes] = []
     err: list[bytes] = []
     threads = [
-        threading.Thread(target=_writer, args=(proc.stdin, payload), daemon=True),
-        threading.Thread(target=_reader, args=(proc.stdout, out, max_output), daemon=True),
-        threading.Thread(target=_reader, args=(proc.stderr, err, max_output), daemon=True),
+        BackgroundThread(target=_writer, args=(proc.stdin, payload), daemon=True),
+        BackgroundThread(target=_reader, args=(proc.stdout, out, max_output), daemon=True),
+        BackgroundThread(target=_reader, args=(proc.stderr, err, max_output), daemon=True),
     ]
     for t in threads:
         t.start()

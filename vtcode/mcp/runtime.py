@@ -16,6 +16,8 @@ import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from vtcode.threads import BackgroundThread
+
 __all__ = ["CallCancelled", "CallTimeout", "LoopThread"]
 
 T = TypeVar("T")
@@ -36,7 +38,7 @@ class LoopThread:
     def __init__(self, name: str = "vtcode-mcp") -> None:
         self.loop = asyncio.new_event_loop()
         self._started = threading.Event()
-        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread = BackgroundThread(target=self._main, name=name, daemon=True)
         self._thread.start()
         self._started.wait()
 

@@ -59,6 +59,7 @@ from vtcode.store.layout import (
 from vtcode.store.locks import SessionLock, session_lock
 from vtcode.store.logstate import LINE_SLACK, LogState
 from vtcode.store.recovery import Recovery, cache_bytes, recover, write_cache, write_cache_bytes
+from vtcode.threads import BackgroundThread
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -90,7 +91,7 @@ class _CacheWriter:
         self._pending: tuple[bytes, bytes, bool] | None = None
         self._busy = False
         self._stop = False
-        self._thread = threading.Thread(target=self._run, name=name, daemon=False)
+        self._thread = BackgroundThread(target=self._run, name=name, daemon=False)
         self._thread.start()
 
     def post(self, index: bytes, manifest: bytes, durable: bool) -> None:
@@ -184,7 +185,7 @@ class SessionWriter:
         self._cache = _CacheWriter(
             sdir, f"vtcode-cache-{session_id}", lambda e: self._io_error("write the manifest", e)
         )
-        self._thread = threading.Thread(
+        self._thread = BackgroundThread(
             target=self._run, name=f"vtcode-drain-{session_id}", daemon=False
         )
         self._thread.start()

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.fsutil import FILE_MODE, ensure_private_dir, fsync_dir, write_all
+from vtcode.threads import BackgroundThread
 from vtcode.tools.base import ToolError
 
 DEFAULT_YIELD_MS = 1000
@@ -372,10 +373,10 @@ class ExecSession:
             os.set_blocking(self.proc.stdin.fileno(), False)
         self.pgid = self.pid  # start_new_session: the child leads its own group
         self._timeout = timeout
-        self._pump = threading.Thread(
+        self._pump = BackgroundThread(
             target=self._pump_loop, name=f"{session_id}-pump", daemon=True
         )
-        self._reaper = threading.Thread(target=self._reap, name=f"{session_id}-reap", daemon=True)
+        self._reaper = BackgroundThread(target=self._reap, name=f"{session_id}-reap", daemon=True)
         self._pump.start()
         self._reaper.start()
 
@@ -725,7 +726,7 @@ class ExecSessionManager:
             sessions = list(self._sessions.values())
         for s in sessions:  # signal everyone first so the grace periods overlap
             _signal_group(s.pgid, signal.SIGTERM)
-        threads = [threading.Thread(target=s.terminate, args=(grace,)) for s in sessions]
+        threads = [BackgroundThread(target=s.terminate, args=(grace,)) for s in sessions]
         for t in threads:
             t.start()
         for t in threads:
