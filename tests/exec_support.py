@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,34 @@ SESSION = "test-session"
 STAMP = re.compile(r"\d{8}T\d{6}Z")
 
 
+def _env(cwd: Path, extra: dict[str, str] | None) -> dict[str, str]:
+    return {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(cwd / ".home"), **(extra or {})}
+
+
+def spawn_vtcode(
+    args: list[str], cwd: Path, *, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """Start `vtcode ARGS` in the background (stdout/stderr piped, stdin closed)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "vtcode", *args],
+        cwd=cwd,
+        env=_env(cwd, env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_path(path: Path, proc: subprocess.Popen[str], what: str, timeout: float = 60) -> None:
+    """Wait (bounded) for a file a running command creates to say it has really started."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "exited early"
+        assert time.monotonic() < deadline, f"{what} never started"
+        time.sleep(0.01)
+
+
 def vtcode(
     args: list[str],
     cwd: Path,
@@ -37,7 +66,7 @@ def vtcode(
     input: str | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(cwd / ".home"), **(env or {})}
+    full = _env(cwd, env)
     return subprocess.run(
         [sys.executable, "-m", "vtcode", *args],
         cwd=cwd,

@@ -9,11 +9,7 @@ passes `vtcode validate`, and a reviewed syrupy snapshot of the whole normalised
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +22,9 @@ from tests.exec_support import (
     canonical_snapshot,
     normalise,
     raw_events,
+    spawn_vtcode,
     vtcode,
+    wait_for_path,
 )
 
 FAST = ["-c", "agent.task_retry_backoff_secs=0"]
@@ -293,12 +291,8 @@ def test_resume_appends_to_the_same_session(tmp_path: Path, snapshot_json: Any) 
 
 
 def test_sigint_cancels_persists_and_exits_130(tmp_path: Path) -> None:
-    env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(tmp_path / ".home")}
-    proc = subprocess.Popen(
+    proc = spawn_vtcode(
         [
-            sys.executable,
-            "-m",
-            "vtcode",
             "exec",
             "--json",
             "--session-id",
@@ -307,25 +301,16 @@ def test_sigint_cancels_persists_and_exits_130(tmp_path: Path) -> None:
             str(SCRIPTS / "scenario-cancel.toml"),
             "sleep please",
         ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        tmp_path,
     )
     assert proc.stdout is not None
-    flag = tmp_path / "started.flag"
-    deadline = time.monotonic() + 60
-    while not flag.exists():  # the command itself says it is running: then interrupt it
-        assert proc.poll() is None, "vtcode exited before the command started"
-        assert time.monotonic() < deadline, "the command never started"
-        time.sleep(0.01)
+    # the command itself says it is running (it creates started.flag): then interrupt it
+    wait_for_path(tmp_path / "started.flag", proc, "the command")
     proc.send_signal(signal.SIGINT)
-    seen: list[dict[str, Any]] = []
     rest = proc.stdout.read()
     proc.wait(timeout=60)
     assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
-    events = seen + [json.loads(x) for x in rest.splitlines()]
+    events = [json.loads(x) for x in rest.splitlines()]
     assert events[-1]["type"] == "thread.completed"
     assert events[-1]["subtype"] == "cancelled"
     assert any(e["type"] == "turn.failed" for e in events)

@@ -9,7 +9,6 @@ snapshot of the normalised events, and that no server process outlives the run.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -28,7 +27,9 @@ from tests.exec_support import (
     canonical_lines,
     normalise,
     raw_events,
+    spawn_vtcode,
     vtcode,
+    wait_for_path,
 )
 from vtcode.config.model import DEFAULT_ALLOWED_TOOLS
 
@@ -260,12 +261,8 @@ def test_a_bad_server_definition_is_exit_2_and_writes_nothing(
 
 def _start(tmp_path: Path, started: Path) -> tuple[subprocess.Popen[str], dict[str, Path]]:
     pids = write_config(tmp_path, {"toolbox": ["--started-file", str(started)]})
-    env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(tmp_path / ".home"), **TRUST}
-    proc = subprocess.Popen(
+    proc = spawn_vtcode(
         [
-            sys.executable,
-            "-m",
-            "vtcode",
             "exec",
             "--json",
             "--session-id",
@@ -274,18 +271,10 @@ def _start(tmp_path: Path, started: Path) -> tuple[subprocess.Popen[str], dict[s
             str(SCRIPTS / "mcp-cancel.toml"),
             "wait for it",
         ],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        tmp_path,
+        env=TRUST,
     )
-    deadline = time.monotonic() + 60
-    while not started.exists():  # the server says the slow call is running
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        assert time.monotonic() < deadline, "the MCP call never started"
-        time.sleep(0.01)
+    wait_for_path(started, proc, "the MCP call")  # the server says the slow call is running
     return proc, pids
 
 
