@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import orjson
 
 from vtcode.events.types import Usage
-from vtcode.providers.base import FailureKind, Pricing, ProviderError
-from vtcode.providers.http import DEFAULT_TIMEOUT, SSETransport, json_or_error, resolve_endpoint
+from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.http import json_or_error
+from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.messages import (
     Message,
     ModelRequest,
@@ -28,8 +28,6 @@ from vtcode.providers.messages import (
     TextDelta,
     ToolCallDelta,
 )
-from vtcode.providers.pricing import context_window_for, pricing_for
-from vtcode.providers.retry import RetryPolicy, with_retries
 from vtcode.providers.sse import SSEEvent
 
 __all__ = [
@@ -114,58 +112,20 @@ def convert_messages(
     return system, out
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPProvider):
     """A `Provider` for the streaming Messages API."""
 
     name = "anthropic"
+    PATH = "/v1/messages"
+    BASE_ENV = "ANTHROPIC_BASE_URL"
+    KEY_ENV = "ANTHROPIC_API_KEY"
+    DEFAULT_BASE = DEFAULT_BASE_URL
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        context_window: int | None = None,
-        pricing: Pricing | None = None,
-    ) -> None:
-        self.model = model
-        self.endpoint = resolve_endpoint(
-            provider=self.name,
-            base_url=base_url,
-            base_env="ANTHROPIC_BASE_URL",
-            default_base=DEFAULT_BASE_URL,
-            api_key=api_key,
-            key_env="ANTHROPIC_API_KEY",
-        )
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_VERSION}
-        if self.endpoint.api_key:
-            headers["x-api-key"] = self.endpoint.api_key
-        self._http = SSETransport(
-            provider=self.name,
-            endpoint=self.endpoint,
-            headers=headers,
-            timeout=timeout,
-            model=model,
-        )
-        self._retry = retry or RetryPolicy()
-        self._context_window = context_window or context_window_for(self.name, model)
-        self._pricing = pricing or pricing_for(self.name, model)
-
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def pricing(self) -> Pricing | None:
-        return self._pricing
-
-    def close(self) -> None:
-        self._http.close()
-
-    def interrupt(self) -> None:
-        self._http.interrupt()
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact JSON body sent for `request`."""
@@ -197,14 +157,6 @@ class AnthropicProvider:
         if budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         return body
-
-    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        body = self.body(request)
-
-        def attempt() -> Iterator[StreamEvent]:
-            return self._decode(self._http.stream("/v1/messages", body))
-
-        return with_retries(attempt, self._retry, sleep=self._http.wait)
 
     def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
         counts: dict[str, int] = {}

@@ -14,16 +14,12 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from vtcode.events.types import Usage
-from vtcode.providers.base import FailureKind, Pricing, ProviderError
+from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.http import (
-    DEFAULT_TIMEOUT,
-    SSETransport,
     json_or_error,
-    resolve_endpoint,
 )
+from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.messages import (
     Message,
     ModelRequest,
@@ -33,8 +29,6 @@ from vtcode.providers.messages import (
     TextDelta,
     ToolCallDelta,
 )
-from vtcode.providers.pricing import context_window_for, pricing_for
-from vtcode.providers.retry import RetryPolicy, with_retries
 from vtcode.providers.sse import SSEEvent
 
 __all__ = ["DEFAULT_BASE_URL", "FINISH_REASONS", "OpenAIProvider", "map_finish_reason"]
@@ -90,59 +84,21 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-class OpenAIProvider:
+class OpenAIProvider(HTTPProvider):
     """A `Provider` for `POST {base}/chat/completions` with `stream: true`."""
 
     name = "openai"
+    PATH = "/chat/completions"
+    BASE_ENV = "OPENAI_BASE_URL"
+    KEY_ENV = "OPENAI_API_KEY"
+    DEFAULT_BASE = DEFAULT_BASE_URL
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        context_window: int | None = None,
-        pricing: Pricing | None = None,
-    ) -> None:
-        self.model = model
-        self.endpoint = resolve_endpoint(
-            provider=self.name,
-            base_url=base_url,
-            base_env="OPENAI_BASE_URL",
-            default_base=DEFAULT_BASE_URL,
-            api_key=api_key,
-            key_env="OPENAI_API_KEY",
-        )
-        headers = {}
-        if self.endpoint.api_key:
-            headers["authorization"] = f"Bearer {self.endpoint.api_key}"
-        self._http = SSETransport(
-            provider=self.name,
-            endpoint=self.endpoint,
-            headers=headers,
-            timeout=timeout,
-            model=model,
-        )
-        self._retry = retry or RetryPolicy()
-        self._context_window = context_window or context_window_for(self.name, model)
-        self._pricing = pricing or pricing_for(self.name, model)
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
         self._official = urlsplit(self.endpoint.base_url).hostname == "api.openai.com"
 
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def pricing(self) -> Pricing | None:
-        return self._pricing
-
-    def close(self) -> None:
-        self._http.close()
-
-    def interrupt(self) -> None:
-        self._http.interrupt()
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"} if api_key else {}
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The exact JSON body sent for `request`."""
@@ -170,14 +126,6 @@ class OpenAIProvider:
             key = "max_completion_tokens" if self._official else "max_tokens"
             body[key] = request.max_output_tokens
         return body
-
-    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        body = self.body(request)
-
-        def attempt() -> Iterator[StreamEvent]:
-            return self._decode(self._http.stream("/chat/completions", body))
-
-        return with_retries(attempt, self._retry, sleep=self._http.wait)
 
     def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
         finish: str | None = None

@@ -1,0 +1,92 @@
+"""What the HTTP providers share: endpoint resolution, the SSE transport, retries, capacity and
+pricing lookups, interruption. A subclass names its API (`name`, `PATH`, environment variables,
+auth headers) and says how to build a request body and decode the event stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from vtcode.providers.base import Pricing
+from vtcode.providers.http import DEFAULT_TIMEOUT, SSETransport, resolve_endpoint
+from vtcode.providers.messages import ModelRequest, StreamEvent
+from vtcode.providers.pricing import context_window_for, pricing_for
+from vtcode.providers.retry import RetryPolicy, with_retries
+from vtcode.providers.sse import SSEEvent
+
+
+class HTTPProvider:
+    """Base of `OpenAIProvider` and `AnthropicProvider`."""
+
+    name = ""
+    PATH = ""  # the streaming endpoint, relative to the base URL
+    BASE_ENV = ""  # environment variable overriding the base URL
+    KEY_ENV = ""  # environment variable holding the API key
+    DEFAULT_BASE = ""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        context_window: int | None = None,
+        pricing: Pricing | None = None,
+    ) -> None:
+        self.model = model
+        self.endpoint = resolve_endpoint(
+            provider=self.name,
+            base_url=base_url,
+            base_env=self.BASE_ENV,
+            default_base=self.DEFAULT_BASE,
+            api_key=api_key,
+            key_env=self.KEY_ENV,
+        )
+        self._http = SSETransport(
+            provider=self.name,
+            endpoint=self.endpoint,
+            headers=self.auth_headers(self.endpoint.api_key),
+            timeout=timeout,
+            model=model,
+        )
+        self._retry = retry or RetryPolicy()
+        self._context_window = context_window or context_window_for(self.name, model)
+        self._pricing = pricing or pricing_for(self.name, model)
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        """Headers every request carries (authentication, API version)."""
+        raise NotImplementedError
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact JSON body sent for `request`."""
+        raise NotImplementedError
+
+    def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
+        raise NotImplementedError
+
+    @property
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    @property
+    def pricing(self) -> Pricing | None:
+        return self._pricing
+
+    def close(self) -> None:
+        self._http.close()
+
+    def interrupt(self) -> None:
+        self._http.interrupt()
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        body = self.body(request)
+
+        def attempt() -> Iterator[StreamEvent]:
+            return self._decode(self._http.stream(self.PATH, body))
+
+        return with_retries(attempt, self._retry, sleep=self._http.wait)
