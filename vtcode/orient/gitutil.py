@@ -65,23 +65,27 @@ def head_commit(workspace: Path) -> str | None:
     return proc.stdout.strip() if proc and proc.stdout.strip() else None
 
 
-def modified_files(workspace: Path) -> list[str] | None:
-    """Paths `git status --porcelain` reports (renames as the new path), `.vtcode/` excluded."""
-    proc = git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], workspace, check=True)
-    if proc is None:
-        return None
+def porcelain_paths(output: str) -> list[str]:
+    """The paths of `git status --porcelain=v1 -z` output (a rename or copy as its new path)."""
     out: list[str] = []
-    fields = proc.stdout.split("\0")
+    fields = output.split("\0")
     i = 0
     while i < len(fields):
         entry = fields[i]
         i += 1
         if len(entry) < 4:
             continue
-        status, path = entry[:2], entry[3:]
-        if "R" in status or "C" in status:
+        if "R" in entry[:2] or "C" in entry[:2]:
             i += 1  # the next field is the source path
-        if path == ".vtcode" or path.startswith(".vtcode/"):
-            continue
-        out.append(path)
+        out.append(entry[3:])
     return out
+
+
+def modified_files(workspace: Path) -> list[str] | None:
+    """Paths `git status --porcelain` reports (renames as the new path), `.vtcode/` excluded."""
+    proc = git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], workspace, check=True)
+    if proc is None:
+        return None
+    return [
+        p for p in porcelain_paths(proc.stdout) if not (p == ".vtcode" or p.startswith(".vtcode/"))
+    ]

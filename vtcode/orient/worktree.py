@@ -19,7 +19,7 @@ from vtcode.clock import compact_stamp
 from vtcode.errors import NotFoundError, UsageError, VtcodeError
 from vtcode.fsutil import ensure_private_dir
 from vtcode.ids import check_id
-from vtcode.orient.gitutil import git, repo_root
+from vtcode.orient.gitutil import git, porcelain_paths, repo_root
 from vtcode.orient.paths import worktrees_dir
 
 __all__ = [
@@ -131,18 +131,7 @@ def _status(path: Path) -> tuple[str, ...]:
         path,
         "git status",
     )
-    fields = out.split("\0")
-    changed: list[str] = []
-    i = 0
-    while i < len(fields):
-        entry = fields[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        if "R" in entry[:2] or "C" in entry[:2]:
-            i += 1
-        changed.append(entry[3:])
-    return tuple(changed)
+    return tuple(porcelain_paths(out))
 
 
 def list_worktrees(workspace: Path) -> list[Worktree]:
