@@ -145,6 +145,12 @@ class AgentConfig:
         float, Doc("vtcode: first retry delay, doubled per attempt, capped at 30 s")
     ] = 2.0
     max_conversation_turns: U32 = 150
+    request_timeout_secs: Annotated[
+        float, Doc("total time one provider request may take, stream included; 0 = no limit")
+    ] = 600.0
+    stream_idle_timeout_secs: Annotated[
+        float, Doc("longest silence (keep-alive comments do not count) in a provider stream")
+    ] = 120.0
     idle_turn_limit: U32 = 3
     harness: HarnessConfig = field(default_factory=HarnessConfig)
     open_responses: OpenResponsesConfig = field(default_factory=OpenResponsesConfig)
@@ -190,6 +196,11 @@ class ToolsConfig:
     """`[tools]`."""
 
     max_tool_loops: Annotated[U32, Doc("-> tool_loop_limit_reached")] = 40
+    max_spool_bytes: Annotated[
+        int,
+        IntRange(4096, 2**40),
+        Doc("cap of one command's output spool file; the rest is dropped and the drop recorded"),
+    ] = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -313,7 +324,64 @@ class StoreConfig:
         10_000
     )
     lock_timeout_secs: float = 2.0
+    reserve_bytes: Annotated[
+        int,
+        IntRange(0, 2**30),
+        Doc("disk space preallocated per session, released to write the closing events on ENOSPC"),
+    ] = 256 * 1024
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+
+
+class SandboxMode(StrEnum):
+    """How far exec_command may write (Codex's names)."""
+
+    READ_ONLY = "read-only"
+    WORKSPACE_WRITE = "workspace-write"
+    DANGER_FULL_ACCESS = "danger-full-access"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxConfig:
+    """`[sandbox]`: the OS sandbox around exec_command (Landlock + a network namespace on Linux)."""
+
+    mode: SandboxMode = SandboxMode.WORKSPACE_WRITE
+    network: Annotated[bool, Doc("allow network access from commands")] = False
+    writable_roots: Annotated[
+        list[str], Doc("extra folders commands may write (workspace-write)")
+    ] = field(default_factory=list)
+    require: Annotated[
+        bool, Doc("exit 2 before anything runs when no supported sandbox exists")
+    ] = False
+
+
+class EnvInherit(StrEnum):
+    """Which of vtcode's environment variables a command starts from."""
+
+    ALL = "all"
+    CORE = "core"
+    NONE = "none"
+
+
+DEFAULT_ENV_EXCLUDES = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellEnvironmentPolicy:
+    """`[shell_environment_policy]` (Codex's shape): the environment of exec_command children."""
+
+    inherit: EnvInherit = EnvInherit.ALL
+    ignore_default_excludes: Annotated[
+        bool, Doc("drop the default *KEY*/*SECRET*/*TOKEN*/*PASSWORD*/*CREDENTIAL* excludes")
+    ] = False
+    exclude: Annotated[
+        list[str], Doc("case-insensitive glob patterns of names removed (after the defaults)")
+    ] = field(default_factory=list)
+    set: Annotated[dict[str, str], Doc("variables set explicitly (applied last)")] = field(
+        default_factory=dict
+    )
+    include_only: Annotated[
+        list[str], Doc("when non-empty, keep only names matching one of these globs")
+    ] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -346,3 +414,7 @@ class VtcodeConfig:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    shell_environment_policy: ShellEnvironmentPolicy = field(
+        default_factory=ShellEnvironmentPolicy
+    )
