@@ -8,6 +8,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
+from vtcode.termtext import inert_line
 
 
 def _sinks(app: AppContext) -> list[Any]:
@@ -39,7 +40,7 @@ def list_(app: AppContext, as_json: bool) -> int:
         click.echo("no subagents configured ([agent.subagents.NAME] in vtcode.toml)", err=True)
     for name, spec in sorted(specs.items()):
         flags = [spec.isolation.value] + (["read-only"] if spec.read_only else [])
-        click.echo(f"{name}\t{','.join(flags)}\t{spec.description}")
+        click.echo(f"{inert_line(name)}\t{','.join(flags)}\t{inert_line(spec.description)}")
     return 0
 
 
@@ -135,7 +136,7 @@ def verify(
     else:
         click.echo("APPROVED" if result.approved else "REJECTED")
         for issue in result.issues:
-            click.echo(f"- ISSUE: {issue}")
+            click.echo(f"- ISSUE: {inert_line(issue)}")
     if not app.quiet:
         click.echo(
             f"parent session {result.parent_session_id}; verifier session "

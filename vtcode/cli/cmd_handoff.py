@@ -80,5 +80,7 @@ def handoff(
 
         emit_json(encode(req))
     else:
-        click.echo(to_handoff_prompt(req))
+        from vtcode.termtext import inert
+
+        click.echo(inert(to_handoff_prompt(req)))
     return 0 if test_run is None or test_run.passed else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.termtext import inert_line
 
 
 @click.group("hooks")
@@ -47,7 +48,7 @@ def list_hooks(app: AppContext, as_json: bool) -> int:
         return 0
     for s in specs:
         origin = "workspace" if s.workspace_defined else "user"
-        click.echo(f"{s.event}\t{origin}\t{' '.join(s.argv)}")
+        click.echo(f"{s.event}\t{origin}\t{inert_line(' '.join(s.argv))}")
     if plan.skipped_untrusted:
         click.echo(
             f"{plan.skipped_untrusted} workspace hook(s) skipped: not trusted "
@@ -55,7 +56,7 @@ def list_hooks(app: AppContext, as_json: bool) -> int:
             err=True,
         )
     for p in plan.problems:
-        click.echo(f"problem: {p}", err=True)
+        click.echo(f"problem: {inert_line(p)}", err=True)
     return 0
 
 

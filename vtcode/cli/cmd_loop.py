@@ -176,7 +176,9 @@ def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
     if state.steps and state.steps[-1].status.value in ("started", "interrupted"):
         s = state.steps[-1]
         lines.append(f"step {s.index}:     {s.status.value} (session {s.session_id})")
-    click.echo("\n".join(lines))
+    from vtcode.termtext import inert
+
+    click.echo(inert("\n".join(lines)))  # loop ids, errors and paths come from files
     return 0
 
 
@@ -186,6 +188,7 @@ def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
 def list_(app: AppContext, as_json: bool) -> int:
     """List the loops of this workspace, most recently updated first."""
     from vtcode.orient.loop_state import list_states
+    from vtcode.termtext import inert_line
 
     states = list_states(app.workspace)
     if as_json:
@@ -197,7 +200,10 @@ def list_(app: AppContext, as_json: bool) -> int:
         click.echo("no loops yet", err=True)
     for s in states:
         flag = " running" if _running(app, s.loop_id) else ""
-        click.echo(f"{s.loop_id}\t{s.status.value}{flag}\tstep {s.step_index}\t{s.updated_at}")
+        click.echo(
+            f"{inert_line(s.loop_id)}\t{s.status.value}{flag}\tstep {s.step_index}\t"
+            f"{inert_line(s.updated_at)}"
+        )
     return 0
 
 

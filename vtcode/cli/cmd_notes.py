@@ -40,6 +40,7 @@ def _group(name: str, kind_name: str, what: str) -> click.Group:
     def list_(app: AppContext, as_json: bool) -> int:
         """Print every entry, oldest first."""
         from vtcode.orient.memory import MemoryKind, read_entries
+        from vtcode.termtext import inert
 
         entries = read_entries(app.workspace, MemoryKind[kind_name])
         if as_json:
@@ -48,7 +49,7 @@ def _group(name: str, kind_name: str, what: str) -> click.Group:
             emit_json([{"timestamp": e.timestamp, "text": e.text} for e in entries])
         else:
             for e in entries:
-                click.echo(f"- [{e.timestamp}] {e.text}")
+                click.echo(f"- [{e.timestamp}] {inert(e.text)}")
         return 0
 
     list_.name = "list"

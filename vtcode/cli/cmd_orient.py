@@ -33,5 +33,7 @@ def orient(app: AppContext, as_json: bool) -> int:
                 "nothing to orient from yet (no ledger, artifacts, notes or git log)", err=True
             )
         return 0
-    click.echo(section)
+    from vtcode.termtext import inert
+
+    click.echo(inert(section))  # notes, git log, artifacts: text a repository controls
     return 0

@@ -10,14 +10,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
-
-_CTRL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9,)}
-_CTRL[127] = "\\x7f"
-
-
-def _clean(text: object) -> str:
-    """Terminal-safe text: control characters (ANSI escapes included) are shown escaped."""
-    return str(text).translate(_CTRL)
+from vtcode.termtext import inert_line as _clean
 
 
 def _out(line: str = "") -> None:

@@ -69,19 +69,22 @@ class _ProgressBars:
 
 def _render_human(report: Any, color: bool) -> None:
     from vtcode.cli.output import stderr_console
+    from vtcode.termtext import inert_line
     from vtcode.validate import FileStatus, Severity
 
     console = stderr_console(color)
     out = sys.stdout
     for f in report.files:
+        path = inert_line(f.path)  # a file name is whatever the caller (or a glob) passed
         for p in f.problems:
-            where = f"{f.path}:{p.line}" if p.line else f.path
+            where = f"{path}:{p.line}" if p.line else path
             if p.column:
                 where += f":{p.column}"
             ptr = f" {p.pointer}" if p.pointer else ""
             style = "red" if p.severity is Severity.ERROR else "yellow"
             console.print(
-                f"{where}: {p.severity.value} [{p.code.value}]{ptr}: {p.message}",
+                f"{where}: {p.severity.value} [{p.code.value}]{inert_line(ptr)}: "
+                f"{inert_line(p.message)}",
                 style=style,
                 markup=False,
                 highlight=False,
@@ -89,20 +92,20 @@ def _render_human(report: Any, color: bool) -> None:
             )
         if f.suppressed:
             console.print(
-                f"{f.path}: {f.suppressed} more problem(s) not shown (raise --max-problems)",
+                f"{path}: {f.suppressed} more problem(s) not shown (raise --max-problems)",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
         if f.status is FileStatus.UNREADABLE:
             reason = f.problems[0].message if f.problems else "unreadable"
-            out.write(f"{f.path}: unreadable: {reason}\n")
+            out.write(f"{path}: unreadable: {inert_line(reason)}\n")
             continue
         parts = [f"{f.lines} lines"]
         if f.format:
             parts.append(f.format.value)
         parts.append(f"{f.errors} error(s), {f.warnings} warning(s)")
-        out.write(f"{f.path}: {f.status.value} ({', '.join(parts)})\n")
+        out.write(f"{path}: {f.status.value} ({', '.join(parts)})\n")
     if len(report.files) > 1:
         by = {s: sum(1 for f in report.files if f.status is s) for s in FileStatus}
         out.write(

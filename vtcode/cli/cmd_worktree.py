@@ -5,6 +5,7 @@ from __future__ import annotations
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.termtext import inert_line
 
 
 @click.group("worktree")
@@ -28,7 +29,10 @@ def list_(app: AppContext, as_json: bool) -> int:
     if not wts and not app.quiet:
         click.echo("no subagent worktrees", err=True)
     for w in wts:
-        click.echo(f"{w.name}\t{w.branch}\t{len(w.changed)} changed\t{w.ahead} ahead\t{w.path}")
+        click.echo(
+            f"{inert_line(w.name)}\t{inert_line(w.branch)}\t{len(w.changed)} changed\t"
+            f"{w.ahead} ahead\t{inert_line(w.path)}"
+        )
     return 0
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 
+from vtcode.termtext import inert
+
 
 def want_color(color: bool, stream: Any = None) -> bool:
     stream = stream or sys.stderr
@@ -41,11 +43,11 @@ def emit_json(data: Any, *, pretty: bool = True) -> None:
 
 def print_error(message: str, *, color: bool = False) -> None:
     prefix = "\x1b[31merror\x1b[0m" if want_color(color) else "error"
-    sys.stderr.write(f"{prefix}: {message}\n")
+    sys.stderr.write(f"{prefix}: {inert(message)}\n")  # messages quote paths, values, log text
     sys.stderr.flush()
 
 
 def print_warning(message: str, *, color: bool = False) -> None:
     prefix = "\x1b[33mwarning\x1b[0m" if want_color(color) else "warning"
-    sys.stderr.write(f"{prefix}: {message}\n")
+    sys.stderr.write(f"{prefix}: {inert(message)}\n")
     sys.stderr.flush()

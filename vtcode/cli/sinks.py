@@ -10,6 +10,8 @@ import contextlib
 import sys
 from typing import IO, Any
 
+import orjson
+
 from vtcode.events.codec import encode_raw_line
 from vtcode.events.types import (
     AgentMessageItem,
@@ -26,6 +28,7 @@ from vtcode.events.types import (
     ToolOutputItem,
     TurnFailedEvent,
 )
+from vtcode.termtext import inert
 
 
 class StdoutJsonSink:
@@ -55,6 +58,13 @@ class _Null:
         pass
 
 
+def _json_text(value: object) -> str:
+    """Tool arguments as JSON (what the model sent), not Python's repr of a dict."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=str).decode()
+
+
 def _clip(text: str, n: int = 160) -> str:
     one = " ".join(text.split())
     return one if len(one) <= n else one[: n - 1] + "…"
@@ -68,6 +78,7 @@ class HumanProgressSink:
         self.color = color
 
     def _line(self, tag: str, text: str) -> None:
+        text = inert(text)  # model- or repository-controlled: no escape sequences reach stderr
         if self.color:
             tag = f"\x1b[1m{tag}\x1b[0m"
         self.stream.write(f"{tag} {text}\n")
@@ -84,7 +95,7 @@ class HumanProgressSink:
                 status = d.status.value if d.status else "completed"
                 self._line("[TOOL DONE]", f"{d.tool_name} {status} {_clip(d.result or '', 100)}")
             elif isinstance(d, ToolInvocationItem):
-                args = "" if d.arguments is None else _clip(str(d.arguments), 120)
+                args = "" if d.arguments is None else _clip(_json_text(d.arguments), 120)
                 outcome = d.outcome.value if d.outcome else d.status.value
                 self._line("[TOOL DONE]", f"{d.tool_name} {outcome} {args}".rstrip())
             elif isinstance(d, ToolOutputItem) and d.exit_code is not None:

@@ -18,6 +18,7 @@ from vtcode.events.types import PermissionRequestedEvent, PermissionResolvedEven
 from vtcode.interactive.render import clip
 from vtcode.interactive.terminal import Key, Terminal
 from vtcode.loop.cancel import Cancelled, CancelToken
+from vtcode.termtext import inert_line
 from vtcode.tools.permissions import (
     COMMAND_ARGS,
     PATH_ARGS,
@@ -93,9 +94,12 @@ class PermissionPrompt:
         )
 
     def _ask(self, tool: str, arguments: Any, verdict: PermissionVerdict) -> str:
-        what = describe_call(tool, arguments)
-        self.t.line(f"{self.t.style('[permission]', '1')} {verdict.reason}")
-        question = f"Allow {tool}{f' {what}' if what else ''}? [y]es / [n]o / [a]lways: "
+        # The tool name, its arguments and the rule's reason quote what the model asked for.
+        what = inert_line(describe_call(tool, arguments) or "")
+        self.t.line(f"{self.t.style('[permission]', '1')} {inert_line(verdict.reason)}")
+        question = (
+            f"Allow {inert_line(tool)}{f' {what}' if what else ''}? [y]es / [n]o / [a]lways: "
+        )
         while True:
             line = self.t.read(question)
             if line.key is not Key.TEXT:

@@ -32,6 +32,7 @@ from vtcode.events.types import (
     TurnFailedEvent,
 )
 from vtcode.interactive.terminal import Terminal
+from vtcode.termtext import inert
 
 __all__ = ["ChatRenderer", "clip"]
 
@@ -55,9 +56,13 @@ class ChatRenderer:
         self._shown: dict[str, int] = {}  # streamed item id -> characters already printed
 
     def _tag(self, tag: str, text: str) -> None:
-        self.t.line(f"{self.t.style(tag, '1')} {text}".rstrip())
+        """One line: our tag, then `text` (model- or repository-controlled) made inert."""
+        self.t.line(f"{self.t.style(tag, '1')} {inert(text)}".rstrip())
 
     def _stream(self, item_id: str, text: str, *, done: bool, reasoning: bool) -> None:
+        # The whole text is made inert before slicing, so an escape sequence split across two
+        # deltas is removed whole rather than printed in halves.
+        text = inert(text)
         shown = self._shown.get(item_id)
         if shown is None:
             self.t.newline()
