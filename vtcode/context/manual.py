@@ -78,7 +78,8 @@ def compact_session(
     env: Mapping[str, str] | None = None,
 ) -> ManualCompaction:
     from vtcode.loop.transcript import TRANSCRIPT_NAME, load_transcript, message_to_json
-    from vtcode.store import SessionWriter, read_session_events, session_dir, session_exists
+    from vtcode.store import read_session_events, session_dir, session_exists
+    from vtcode.store.closeout import open_for_append
     from vtcode.store.layout import lock_path
     from vtcode.store.locks import lock_is_held
 
@@ -178,7 +179,7 @@ def compact_session(
         new_catalog_hash=catalog,
     )
 
-    with SessionWriter.open_existing(ws, session_id, config.store) as writer:
+    with open_for_append(ws, session_id, config.store) as writer:
         if _digest_bytes(path) != before:
             raise LockBusyError(
                 f"session {session_id} changed while it was being compacted; nothing rewritten",

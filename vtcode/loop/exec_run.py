@@ -1,9 +1,11 @@
 """One headless run (`vtcode exec`, `exec resume`, a `loop run` step): wire everything, run, close.
 
-Order of business: check ids, apply retention (never the current session), take the session lock
-(busy: exit 75), build provider, tools and exporters, run the machine, then shut down in the
+Order of business: check ids, apply retention (never the current session), build the provider,
+take the session lock (busy: exit 75; an existing session's interrupted last run is closed
+first, see store/closeout.py), build tools and exporters, run the machine, then shut down in the
 contract's order: `thread.completed` is emitted by the runner, exporters finish, the canonical
-drain closes and fsyncs, and only then is success reported.
+drain closes and fsyncs, and only then is success reported. A new session that fails before
+its first event (exit 2 while wiring) is removed again, so its `--session-id` stays free.
 
 An interactive session (`vtcode chat`) is the same run with an `Interaction`: it supplies the
 user turns (the runner waits in `idle` for them) and answers `ask` permission verdicts; the
@@ -157,15 +159,17 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
             0,
             source,
         )
-    return source, history, _max_item_index(req.workspace, source), None
+    # The first item index is read once the session is open (after closing an interrupted run).
+    return source, history, 0, None
 
 
 def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
     from vtcode.providers.registry import make_provider
     from vtcode.store import DispatchGate, SessionWriter
+    from vtcode.store.closeout import open_for_append
     from vtcode.store.exports import make_exporters
-    from vtcode.store.retention import apply_retention
+    from vtcode.store.retention import apply_retention, discard_unstarted
     from vtcode.tools.base import ToolContext
     from vtcode.tools.registry import default_registry
 
@@ -192,25 +196,32 @@ def run_exec(req: ExecRequest) -> ExecResult:
     with contextlib.suppress(OSError):
         apply_retention(req.workspace, cfg.store.retention, preserve=session_id)
 
-    appending = resumed and forked_from is None
-    writer = (
-        SessionWriter.open_existing(req.workspace, session_id, cfg.store)
-        if appending
-        else SessionWriter.create(req.workspace, session_id, cfg.store)
+    # The provider is built before the session exists: a bad script, a missing key or an
+    # unknown provider (exit 2) must not leave an empty session behind or use up its id.
+    provider: Any = make_provider(
+        req.provider or cfg.agent.provider,
+        config=cfg,
+        model=req.model,
+        script=req.script,
+        workspace=req.workspace,
     )
-    provider = None
+    appending = resumed and forked_from is None
+    try:
+        writer = (
+            open_for_append(req.workspace, session_id, cfg.store)
+            if appending
+            else SessionWriter.create(req.workspace, session_id, cfg.store)
+        )
+    except BaseException:
+        provider.close()
+        raise
     executor = None
     mcp = None
     transcript: TranscriptWriter | None = None
     gate = None
     try:
-        provider = make_provider(
-            req.provider or cfg.agent.provider,
-            config=cfg,
-            model=req.model,
-            script=req.script,
-            workspace=req.workspace,
-        )
+        if appending:
+            first_item = _max_item_index(req.workspace, session_id)
         if req.record is not None:
             from vtcode.providers.recording import RecordingProvider
 
@@ -332,6 +343,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
             writer.abort()
         if provider is not None:
             provider.close()
+        if not appending and writer.last_seq == 0:
+            # Failed while wiring, before the first event: the new session never existed.
+            discard_unstarted(req.workspace, session_id)
 
 
 def _effort(cfg: VtcodeConfig) -> str | None:

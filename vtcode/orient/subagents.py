@@ -212,8 +212,9 @@ class _ParentSession:
         first_item = 0
         if appending:
             from vtcode.loop.exec_run import _max_item_index
+            from vtcode.store.closeout import open_for_append
 
-            self.writer = SessionWriter.open_existing(workspace, self.session_id, config.store)
+            self.writer = open_for_append(workspace, self.session_id, config.store)
             first_item = _max_item_index(workspace, self.session_id)
         else:
             self.writer = SessionWriter.create(workspace, self.session_id, config.store)

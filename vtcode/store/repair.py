@@ -3,7 +3,10 @@
 Under the session lock: back the whole file up first (`events.jsonl.bak-<stamp>`, fsynced), move
 every invalid line (and a torn final fragment) to `events.jsonl.quarantine-<stamp>`, drop exact
 duplicates of lines already kept, renumber `seq` only where a gap or duplicate forces it, replace
-the log atomically and rebuild manifest and index. The report says exactly what was done.
+the log atomically and rebuild manifest and index. Then, like every open for writing, close a last
+run that a crash left without `thread.completed` (store/closeout.py: the missing item
+completions, a `harness` item, `turn.failed` and `thread.completed`, all appended). The report
+says exactly what was done.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from vtcode.clock import compact_stamp
 from vtcode.config.model import StoreConfig
 from vtcode.errors import NotFoundError
 from vtcode.ids import check_id
+from vtcode.store.closeout import close_interrupted, scan_open_run
 from vtcode.store.layout import EVENTS, ensure_root, is_real_dir, lock_path, sessions_root
 from vtcode.store.locks import session_lock
 from vtcode.store.logstate import LINE_SLACK, BadLine, parse_line
 from vtcode.store.recovery import recover
+from vtcode.store.writer import SessionWriter
 
 
 @dataclasses.dataclass
@@ -48,6 +53,7 @@ class RepairReport:
     renumbered: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
     events: int = 0
     cache_note: str | None = None
+    closed_interrupted: int = 0  # events appended to close an interrupted last run
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,13 +66,14 @@ class RepairReport:
             "renumbered": [{"line": a, "from_seq": b, "to_seq": c} for a, b, c in self.renumbered],
             "events": self.events,
             "caches": self.cache_note,
+            "closed_interrupted": self.closed_interrupted,
         }
 
     def lines(self) -> list[str]:
         """Human summary, one fact per line."""
         if not self.changed:
             return [f"{self.session_id}: nothing to repair ({self.events} events)"]
-        out = [f"backed up the log to {self.backup}"]
+        out = [f"backed up the log to {self.backup}"] if self.backup else []
         for d in self.dropped:
             out.append(f"quarantined line {d.line} ({d.length} bytes at {d.offset}): {d.reason}")
         if self.quarantine:
@@ -75,7 +82,13 @@ class RepairReport:
             out.append(f"removed line {n}: an exact duplicate of an earlier line")
         for line, old, new in self.renumbered:
             out.append(f"line {line}: seq {old} renumbered to {new}")
-        out.append(f"{self.events} events kept; manifest and turn index rebuilt")
+        if self.dropped or self.duplicates or self.renumbered:
+            out.append(f"{self.events} events kept; manifest and turn index rebuilt")
+        if self.closed_interrupted:
+            out.append(
+                f"closed the interrupted last run: appended {self.closed_interrupted} events "
+                "(turn.failed and thread.completed, outcome_code interrupted)"
+            )
         return out
 
 
@@ -99,9 +112,21 @@ def repair_session(workspace: Path, session_id: str, cfg: StoreConfig) -> Repair
     lock = session_lock(lock_path(workspace, session_id))
     lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
     try:
-        return _repair(sdir, session_id, cfg.max_event_bytes + LINE_SLACK)
+        report = _repair(sdir, session_id, cfg.max_event_bytes + LINE_SLACK)
     finally:
         lock.release()
+    max_line = cfg.max_event_bytes + LINE_SLACK
+    if scan_open_run(sdir / EVENTS, max_line) is not None:
+        # The lock is taken again by the writer (a second flock in one process would conflict).
+        writer = SessionWriter.open_existing(workspace, session_id, cfg)
+        try:
+            report.closed_interrupted = close_interrupted(writer, cfg)
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close()
+        report.changed = True
+    return report
 
 
 def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:

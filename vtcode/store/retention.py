@@ -251,6 +251,42 @@ def _delete(
         lock.release()
 
 
+def discard_unstarted(workspace: Path, session_id: str) -> bool:
+    """Remove a session whose run failed before its first event (True when removed).
+
+    `vtcode exec` creates the session before wiring tools, exporters and MCP servers; a usage
+    error there (exit 2) must not leave an empty "abandoned" session that uses up the
+    `--session-id`. Same safety rules as retention: under the session lock (busy: kept), only
+    when events.jsonl is empty, only known names, through a tombstone; never follows symlinks.
+    """
+    lock = session_lock(lock_path(workspace, session_id))
+    if not lock.try_acquire():
+        return False
+    try:
+        root_fd = os.open(sessions_root(Path(workspace)), _DIR_FLAGS)
+        try:
+            dfd = os.open(session_id, _DIR_FLAGS, dir_fd=root_fd)
+            try:
+                if os.stat(EVENTS, dir_fd=dfd, follow_symlinks=False).st_size != 0:
+                    return False
+                if _unknown_entries(dfd):
+                    return False
+            finally:
+                os.close(dfd)
+            tomb = f"{TRASH_PREFIX}{session_id}-{compact_stamp()}-{secrets.token_hex(3)}"
+            os.rename(session_id, tomb, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+            _purge(root_fd, tomb)
+            with contextlib.suppress(OSError):
+                os.fsync(root_fd)
+            return True
+        finally:
+            os.close(root_fd)
+    except OSError:
+        return False
+    finally:
+        lock.release()
+
+
 def _purge(root_fd: int, tomb: str) -> list[str]:
     """Delete the known names inside tombstone `tomb`, then the folder; return what remains.
 
