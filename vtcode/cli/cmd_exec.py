@@ -119,6 +119,16 @@ def exec_cmd(
             "no prompt: pass PROMPT, or pipe it on stdin",
             hint='vtcode exec "list the files"   or   echo "..." | vtcode exec -',
         )
+    from vtcode.outpath import check_output, write_output
+
+    # Output paths are checked before anything runs: a refused target is exit 2, no session.
+    lm_target = (
+        None
+        if last_message_file is None
+        else check_output(last_message_file, workspace=app.workspace)
+    )
+    if record is not None:
+        check_output(record, workspace=app.workspace)
     app.add_overrides(overrides)
     loaded = app.loaded_config()
     sinks: list[object] = []
@@ -148,11 +158,9 @@ def exec_cmd(
     )
     if result.error:
         print_error(result.error, color=app.color)
-    if last_message_file is not None:
+    if lm_target is not None:
         text = last_message_text(result)
         if text is None:
             print_warning("no agent message to write to --last-message-file", color=app.color)
-        from vtcode.fsutil import atomic_write_bytes
-
-        atomic_write_bytes(last_message_file, (text or "").encode())
+        write_output(lm_target, (text or "").encode(), sys.stdout.buffer)
     return int(result.exit_code)

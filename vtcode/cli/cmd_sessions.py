@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import rich_click as click
@@ -187,17 +186,16 @@ def export_cmd(app: AppContext, session_id: str, fmt: str, output: str) -> None:
         return
     import io
 
-    from vtcode import fsutil
-    from vtcode.errors import UsageError
+    from vtcode.outpath import check_output, write_output
 
+    target = check_output(output, workspace=app.workspace)  # refused before any work
     buf = io.BytesIO()
     n = export_session(app.workspace, session_id, ExportFormat(fmt), buf, model=model)
-    target = Path(output)
-    try:
-        fsutil.atomic_write_bytes(target, buf.getvalue())
-    except OSError as e:
-        raise UsageError(f"cannot write the export: {e.strerror or e}", location=output) from None
-    click.echo(f"exported {n} events of {session_id} to {target} ({fmt})", err=True)
+    write_output(target, buf.getvalue(), sys.stdout.buffer)
+    click.echo(
+        f"exported {n} events of {_clean(session_id)} to {_clean(target.describe())} ({fmt})",
+        err=True,
+    )
 
 
 @sessions.command("repair")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vtcode import __version__
+from vtcode.outpath import TargetKind, check_output
 from vtcode.providers.base import Pricing, Provider, ProviderError, ProviderInterrupted
 from vtcode.providers.collect import ResponseAccumulator
 from vtcode.providers.messages import ModelRequest, StreamEvent
@@ -39,6 +40,9 @@ class RecordingProvider:
     def __init__(self, inner: Provider, path: Path) -> None:
         self.inner = inner
         self.path = path
+        # A file is rewritten after every response (a crash keeps what was recorded); a device,
+        # FIFO or stdout gets the script once, at close (a second write would be a second copy).
+        self._incremental = check_output(path).kind is TargetKind.FILE
         self.name = inner.name
         self.model = inner.model
         self._turns: list[ScriptTurn] = []
@@ -117,7 +121,8 @@ class RecordingProvider:
                         fail_mid_stream=mid,
                     )
                 )
-            self._write()
+            if self._incremental:
+                self._write()
 
     def script(self) -> ReplayScript:
         """What has been recorded so far."""

@@ -13,6 +13,7 @@ import difflib
 import functools
 import math
 import re
+import sys
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -21,8 +22,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from vtcode.errors import UsageError
-from vtcode.fsutil import atomic_write_bytes
 from vtcode.jsontypes import U64, DecodeError, Doc, IntRange, decode, encode
+from vtcode.outpath import check_output, write_output
 
 __all__ = [
     "MAX_SCRIPT_BYTES",
@@ -547,7 +548,8 @@ def _literal_ok(value: str) -> bool:
 
 
 def write_script(path: Path, script: ReplayScript, *, header: str | None = None) -> None:
-    """Write `script` atomically (temp file, fsync, rename)."""
+    """Write `script` to `path` by `vtcode.outpath`'s rules (a file atomically; a device or FIFO
+    through)."""
     text = dump_script(script, header=header)
     parse_script(text, source=str(path))  # never write a script we could not read back
-    atomic_write_bytes(path, text.encode("utf-8"))
+    write_output(check_output(path), text.encode("utf-8"), sys.stdout.buffer)

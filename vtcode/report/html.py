@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import IO, Any, assert_never
 
 from vtcode import __version__
-from vtcode.errors import UsageError
 from vtcode.events.types import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -32,7 +31,7 @@ from vtcode.events.types import (
     Usage,
     WebSearchItem,
 )
-from vtcode.fsutil import atomic_write_bytes
+from vtcode.outpath import check_output, write_output
 from vtcode.report.model import Entry, Segment, SessionReport, TurnView, build_report
 from vtcode.report.plot import COST_COLOR, TOKENS_COLOR, context_cost_svg, fmt_usd
 
@@ -494,15 +493,9 @@ def session_html(workspace: Path, session_id: str) -> str:
 def write_session_html(
     workspace: Path, session_id: str, target: str, stdout: IO[bytes]
 ) -> Path | None:
-    """Write the page to `target` atomically (`-`: to `stdout`); returns the path written."""
+    """Write the page to `target` (`-`: `stdout`; see `vtcode.outpath` for what else is allowed
+    and how); returns the path written (None for stdout)."""
+    checked = check_output(target, workspace=workspace)  # refused before the page is built
     page = session_html(workspace, session_id).encode("utf-8")
-    if target == "-":
-        stdout.write(page)
-        stdout.flush()
-        return None
-    path = Path(target)
-    try:
-        atomic_write_bytes(path, page)
-    except OSError as e:
-        raise UsageError(f"cannot write the page: {e.strerror or e}", location=target) from None
-    return path
+    write_output(checked, page, stdout)
+    return checked.path

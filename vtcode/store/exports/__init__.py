@@ -38,10 +38,12 @@ def make_exporters(
     """
     out: list[Exporter] = []
     if events_path_cli is not None:
-        target = resolve_events_path(events_path_cli, session_id)
+        target = resolve_events_path(events_path_cli, session_id, workspace=Path(workspace))
     else:
         spec = config.agent.harness.event_log_path or ""
-        target = resolve_events_path(spec, session_id, base=Path(workspace))
+        target = resolve_events_path(
+            spec, session_id, base=Path(workspace), workspace=Path(workspace)
+        )
     if target is not None:
         out.append(CompatExporter(target))
     derived = session_dir(Path(workspace), session_id) / DERIVED_DIR

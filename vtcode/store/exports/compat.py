@@ -19,28 +19,31 @@ from vtcode.clock import compact_stamp
 from vtcode.errors import UsageError
 from vtcode.events.codec import encode_raw_line
 from vtcode.events.types import ThreadEvent
+from vtcode.outpath import OutputTarget, check_output, open_stream, ready_folder
 
 HARNESS_LOG_MAX_AGE_DAYS = 30
 
 
-def resolve_events_path(spec: str, session_id: str, base: Path | None = None) -> Path | None:
-    """The file an events export writes (None: export off). Creates a folder target."""
+def resolve_events_path(
+    spec: str, session_id: str, base: Path | None = None, workspace: Path | None = None
+) -> OutputTarget | None:
+    """Where an events export writes (None: export off), checked by `vtcode.outpath`'s rules.
+
+    A path without an extension is a folder: it is created when its parent exists (naming it is
+    asking for it) or when it lies inside the workspace; a missing parent elsewhere is refused.
+    """
     if not spec.strip():
         return None
+    if spec == "-":
+        return check_output(spec)
     path = Path(spec).expanduser()
-    if base is not None and not path.is_absolute():
-        path = base / path
-    if path.suffix:
-        return path
-    try:
-        if not path.is_dir():
-            fsutil.ensure_private_dir(path)
-    except OSError as e:
-        raise UsageError(
-            f"cannot create the events folder: {e.strerror or e}", location=str(path)
-        ) from None
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    if path.suffix or (path.exists() and not path.is_dir()):
+        return check_output(path, workspace=workspace)
+    ready_folder(path, spec=spec, workspace=workspace)
     prune_harness_logs(path)
-    return path / f"harness-{session_id}-{compact_stamp()}.jsonl"
+    return check_output(path / f"harness-{session_id}-{compact_stamp()}.jsonl", workspace=workspace)
 
 
 def prune_harness_logs(folder: Path, max_age_days: int = HARNESS_LOG_MAX_AGE_DAYS) -> list[str]:
@@ -60,19 +63,17 @@ def prune_harness_logs(folder: Path, max_age_days: int = HARNESS_LOG_MAX_AGE_DAY
 
 
 class CompatExporter:
-    """Writes raw event lines to a user-chosen file (created 0600, truncated)."""
+    """Writes raw event lines to a user-chosen target: a file (created 0600, truncated), or a
+    device, FIFO or `-` written through (see `vtcode.outpath`)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.name = f"events export {path}"
+    def __init__(self, target: OutputTarget) -> None:
+        self.path = target.path
+        self.name = f"events export {target.describe()}"
         try:
-            if not path.parent.is_dir():
-                fsutil.ensure_private_dir(path.parent)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-            self._fd = os.open(path, flags, fsutil.FILE_MODE)
+            self._fd = open_stream(target)
         except OSError as e:
             raise UsageError(
-                f"cannot open the events export: {e.strerror or e}", location=str(path)
+                f"cannot open the events export: {e.strerror or e}", location=target.spec
             ) from None
 
     def handle(self, event: ThreadEvent) -> None:
