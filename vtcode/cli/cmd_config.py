@@ -185,7 +185,7 @@ def check(app: AppContext, files: tuple[str, ...], as_json: bool) -> int:
             if file == "-":
                 from vtcode.cli.stdin import read_stdin_bytes
 
-                text = decode_config_bytes(read_stdin_bytes(1024 * 1024 + 1), "<stdin>")
+                text = decode_config_bytes(read_stdin_bytes(1024 * 1024), "<stdin>")
                 result = check_text(text, "<stdin>")
             else:
                 text = read_config_text(Path(file), required=True) or ""

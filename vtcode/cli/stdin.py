@@ -7,12 +7,33 @@ and then fails half-way on a prompt it cannot encode.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import BinaryIO
 
 from vtcode.errors import UsageError
 
 LOCATION = "<stdin>"
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+MAX_BYTES_ENV = "VTCODE_MAX_STDIN_BYTES"
+_CHUNK = 1024 * 1024
+
+
+def max_stdin_bytes() -> int:
+    """The cap on what `-` reads: 16 MiB, or VTCODE_MAX_STDIN_BYTES (a positive integer)."""
+    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(
+            f"{MAX_BYTES_ENV} must be a positive number of bytes, not {raw[:40]!r}",
+            location=MAX_BYTES_ENV,
+        )
+    return value
 
 
 def stdin_buffer() -> BinaryIO | None:
@@ -22,19 +43,37 @@ def stdin_buffer() -> BinaryIO | None:
 
 
 def read_stdin_bytes(limit: int | None = None) -> bytes:
-    """All of standard input (at most `limit` bytes when given)."""
+    """All of standard input, refused (exit 2) past `limit` bytes (default `max_stdin_bytes()`).
+
+    Reading is bounded whatever is on the other end: `< /dev/zero` or an endless producer costs
+    at most `limit` + one chunk of memory, then a usage error, instead of growing until the
+    machine swaps.
+    """
+    cap = max_stdin_bytes() if limit is None else limit
     buf = stdin_buffer()
     if buf is None:
         raise UsageError(
             "standard input is closed: there is nothing to read for `-`",
             hint="pipe the input in (... | vtcode ...) or pass it as an argument",
         )
+    parts: list[bytes] = []
+    size = 0
     try:
-        return buf.read() if limit is None else buf.read(limit)
+        while size <= cap:
+            chunk = buf.read(min(_CHUNK, cap + 1 - size))
+            if not chunk:
+                return b"".join(parts)
+            parts.append(chunk)
+            size += len(chunk)
     except OSError as e:
         raise UsageError(
             f"cannot read standard input: {e.strerror or e}", location=LOCATION
         ) from None
+    raise UsageError(
+        f"standard input is larger than {cap:,} bytes",
+        location=LOCATION,
+        hint=f"pass a smaller input, or raise the cap with {MAX_BYTES_ENV}=BYTES",
+    )
 
 
 def read_stdin_text() -> str:
