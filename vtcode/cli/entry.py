@@ -1,16 +1,37 @@
 """The console-script entry point, kept tiny: `vtcode --version` answers without importing click.
 
 Everything else goes to `vtcode.cli.main`, whose subcommands are themselves imported lazily.
+
+A closed standard output (`vtcode ... >&-`) is refused up front (exit 2): every command reports
+on stdout, and a closed fd 1 would be handed to the next file vtcode opens (a session log, say),
+so a stray write could land in it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import NoReturn
 
 
+def _stdout_closed() -> bool:
+    try:
+        os.fstat(1)
+    except OSError:
+        return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
+    if _stdout_closed():
+        if sys.stderr is not None:
+            sys.stderr.write(
+                "error: standard output: cannot write: it is closed (fd 1)\n"
+                "  hint: redirect it to a file or a pipe (`>out.txt`, `>/dev/null`)\n"
+            )
+            sys.stderr.flush()
+        sys.exit(2)
     if args in (["--version"], ["-V"]):
         from vtcode import __version__
 

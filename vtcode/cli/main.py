@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import io
 import os
 import sys
 from pathlib import Path
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     app: AppContext | None = None
     if os.environ.get("NO_COLOR") or _asks_no_color(sys.argv[1:] if argv is None else argv):
         plain_output()
+    _name_stdout_errors()
     try:
         result: Any = cli.main(args=argv, prog_name="vtcode", standalone_mode=False)
         code = int(result) if isinstance(result, int) else ExitCode.OK
@@ -209,9 +211,13 @@ def main(argv: list[str] | None = None) -> NoReturn:
         code = ExitCode.CANCELLED
     except BrokenPipeError:
         # The reader went away (`vtcode ... | head`): not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         code = ExitCode.OK
+    except OSError as e:
+        # The environment refused (read-only workspace, a file where a folder belongs, a full
+        # disk or standard output): a located usage-class error, not an internal one.
+        _report(_os_error(e), app)
+        code = ExitCode.USAGE
     except Exception as e:  # pragma: no cover - last resort: still no bare traceback
         if os.environ.get("VTCODE_DEBUG"):
             raise
@@ -222,4 +228,82 @@ def main(argv: list[str] | None = None) -> NoReturn:
             color=False,
         )
         code = ExitCode.FAILURE
+    code = _flush_stdout(code, app)
     sys.exit(code)
+
+
+def _stdout_target() -> str:
+    """What standard output is connected to, for messages (`standard output (<path>)`)."""
+    try:
+        return f"standard output ({Path('/proc/self/fd/1').readlink()})"
+    except OSError:
+        return "standard output"
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at the null device so the interpreter's exit-time flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+class _StdoutRaw(io.FileIO):
+    """fd 1, whose write errors name standard output (an OSError has no file name otherwise,
+    and a full disk behind stdout would read as an internal error)."""
+
+    def write(self, b: Any) -> int:
+        try:
+            return super().write(b)
+        except BlockingIOError:
+            raise
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, _stdout_target()) from None
+
+
+def _name_stdout_errors() -> None:
+    """Put `_StdoutRaw` under `sys.stdout`, keeping its encoding and buffering."""
+    out = sys.stdout
+    try:
+        if out is None or out.fileno() != 1 or not isinstance(out, io.TextIOWrapper):
+            return
+        out.flush()
+        raw = _StdoutRaw(1, "w", closefd=False)
+    except (OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+        write_through=out.write_through,
+    )
+
+
+def _os_error(e: OSError) -> VtcodeError:
+    from vtcode.errors import environment_error
+
+    if isinstance(e.filename, str) and e.filename.startswith("standard output"):
+        _drop_stdout()
+        return environment_error(e, "write")
+    return environment_error(e, "complete the command")
+
+
+def _flush_stdout(code: int, app: AppContext | None) -> int:
+    """Flush standard output before exiting: a full or broken one is reported (exit 2), not
+    left to the interpreter's exit-time flush (which would print a traceback-like warning)."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+    except (OSError, ValueError) as e:
+        from vtcode.errors import environment_error
+
+        if isinstance(e, OSError):
+            _report(environment_error(e, "write", path=_stdout_target()), app)
+        _drop_stdout()
+        return int(ExitCode.USAGE) if code == ExitCode.OK else code
+    return code

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.config.model import VtcodeConfig
-from vtcode.errors import ExitCode, NotFoundError, PersistenceError, UsageError
+from vtcode.errors import (
+    EnvironmentIOError,
+    ExitCode,
+    NotFoundError,
+    PersistenceError,
+    UsageError,
+    environment_error,
+)
 from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent
 from vtcode.ids import check_id, new_session_id
 from vtcode.loop.cancel import CancelToken
@@ -163,11 +170,30 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
     return source, history, 0, None
 
 
+def _open_writer(workspace: Path, session_id: str, cfg: VtcodeConfig, appending: bool) -> Any:
+    """The session's writer; an environment that refuses (read-only workspace, `.vtcode` being
+    a file, a session folder that is not writable, a full disk) is a located exit-2 error: no
+    event was written, so nothing of the run is lost."""
+    from vtcode.store import SessionWriter
+    from vtcode.store.closeout import open_for_append
+    from vtcode.store.layout import ensure_root
+
+    try:
+        ensure_root(workspace)
+    except OSError as e:
+        raise environment_error(e, "create the sessions folder") from None
+    try:
+        if appending:
+            return open_for_append(workspace, session_id, cfg.store)
+        return SessionWriter.create(workspace, session_id, cfg.store)
+    except PersistenceError as e:
+        raise EnvironmentIOError(e.message, location=e.location, hint=e.hint) from None
+
+
 def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
     from vtcode.providers.registry import make_provider
-    from vtcode.store import DispatchGate, SessionWriter
-    from vtcode.store.closeout import open_for_append
+    from vtcode.store import DispatchGate
     from vtcode.store.exports import make_exporters
     from vtcode.store.retention import apply_retention, discard_unstarted
     from vtcode.tools.base import ToolContext
@@ -207,11 +233,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
     )
     appending = resumed and forked_from is None
     try:
-        writer = (
-            open_for_append(req.workspace, session_id, cfg.store)
-            if appending
-            else SessionWriter.create(req.workspace, session_id, cfg.store)
-        )
+        writer = _open_writer(req.workspace, session_id, cfg, appending)
     except BaseException:
         provider.close()
         raise
