@@ -194,8 +194,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
     from vtcode.providers.registry import make_provider
     from vtcode.store import DispatchGate
+    from vtcode.store.closed_index import record_closed
     from vtcode.store.exports import make_exporters
-    from vtcode.store.retention import apply_retention, discard_unstarted
+    from vtcode.store.retention import apply_retention_indexed, discard_unstarted
     from vtcode.tools.base import ToolContext
     from vtcode.tools.registry import default_registry
 
@@ -220,7 +221,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
     # Retention is best effort (upstream logs and goes on); `sessions gc` reports details.
     with contextlib.suppress(OSError):
-        apply_retention(req.workspace, cfg.store.retention, preserve=session_id)
+        apply_retention_indexed(req.workspace, cfg.store.retention, preserve=session_id)
 
     # The provider is built before the session exists: a bad script, a missing key or an
     # unknown provider (exit 2) must not leave an empty session behind or use up its id.
@@ -349,6 +350,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
         transcript = None
         gate.close()
         gate = None
+        with contextlib.suppress(OSError):  # the index is a cache: `sessions gc` rebuilds it
+            record_closed(req.workspace, session_id)
         return ExecResult(session_id=session_id, exit_code=result.outcome.exit_code, run=result)
     except PersistenceError as e:
         return ExecResult(session_id=session_id, exit_code=ExitCode.FAILURE, run=None, error=str(e))

@@ -11,6 +11,7 @@ says exactly what was done.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import secrets
@@ -24,6 +25,7 @@ from vtcode.clock import compact_stamp
 from vtcode.config.model import StoreConfig
 from vtcode.errors import NotFoundError
 from vtcode.ids import check_id
+from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import close_interrupted, scan_open_run
 from vtcode.store.layout import EVENTS, ensure_root, is_real_dir, lock_path, sessions_root
 from vtcode.store.locks import session_lock
@@ -126,6 +128,8 @@ def repair_session(workspace: Path, session_id: str, cfg: StoreConfig) -> Repair
             raise
         writer.close()
         report.changed = True
+        with contextlib.suppress(OSError):
+            record_closed(workspace, session_id)
     return report
 
 

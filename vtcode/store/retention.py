@@ -14,6 +14,16 @@ Policy (`[store.retention]`, also `vtcode sessions gc`), decided and documented 
   manifest, refuse if the folder holds any file the store does not know, rename the folder to a
   tombstone `.trash-<id>-<stamp>-<r>`, unlink the known names through directory descriptors, and
   rmdir. Lock files are never deleted. A tombstone left by a crash is finished by the next run.
+
+Two passes share these rules. `vtcode sessions gc` (`apply_retention`) scans every session and
+rewrites the closed-session index (store/closed_index.py). The automatic pass before each run
+(`apply_retention_indexed`) reads only that index: it visits the oldest indexed sessions that
+the policy dooms, re-checks each one on disk (manifest, lock, symlink, unknown files, fresh age)
+and removes at most `AUTO_MAX_REMOVALS` of them, so its file-system work grows with what it
+removes, not with the number of sessions (100k closed sessions: bench/retention.py). Without an
+index it does a full pass only in a small workspace (`AUTO_REBUILD_MAX` entries); a large one
+waits for `sessions gc`. Abandoned (crashed) sessions are not in the index: their age rule is
+applied by `sessions gc` and by the full pass of a small workspace.
 """
 
 from __future__ import annotations
@@ -23,13 +33,21 @@ import dataclasses
 import datetime as _dt
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
-from vtcode.clock import compact_stamp, parse_rfc3339, utcnow
+from vtcode.clock import compact_stamp, parse_rfc3339, rfc3339, utcnow
 from vtcode.config.model import RetentionConfig
 from vtcode.errors import InvalidIdError
 from vtcode.ids import check_id
+from vtcode.store.closed_index import (
+    INDEX_NAME,
+    index_lock,
+    read_index,
+    rebuild_index,
+    write_index,
+)
 from vtcode.store.layout import (
     EVENTS,
     KNOWN_SUBDIRS,
@@ -45,6 +63,8 @@ from vtcode.store.recovery import load_manifest
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
+AUTO_MAX_REMOVALS = 64  # per automatic pass; `sessions gc` removes any backlog at once
+AUTO_REBUILD_MAX = 1000  # entries in sessions/ up to which a missing index means a full pass
 
 
 @dataclasses.dataclass
@@ -87,6 +107,7 @@ def apply_retention(
     a single session's trouble: it lands in `report.errors` and the pass goes on."""
     report = RetentionReport(dry_run=dry_run)
     root = sessions_root(Path(workspace))
+    started = rfc3339()
     try:
         root_fd = os.open(root, _DIR_FLAGS)
     except FileNotFoundError:
@@ -110,7 +131,128 @@ def apply_retention(
                 os.fsync(root_fd)
     finally:
         os.close(root_fd)
+    if not dry_run:
+        closed = {
+            c.name: c.manifest.updated_at
+            for c in candidates
+            if not c.abandoned and c.name not in report.deleted
+        }
+        with contextlib.suppress(OSError):
+            rebuild_index(Path(workspace), closed, since=started)
     return report
+
+
+def apply_retention_indexed(
+    workspace: Path, policy: RetentionConfig, preserve: str | None = None
+) -> RetentionReport:
+    """The automatic pass before a run: the policy applied from the closed-session index
+    (see the module doc). Never raises for a single session's trouble."""
+    ws = Path(workspace)
+    root = sessions_root(ws)
+    if read_index(ws) is None:
+        if _small(root):
+            return apply_retention(ws, policy, preserve=preserve)
+        report = RetentionReport()
+        report.skipped.append((INDEX_NAME, "missing; `vtcode sessions gc` rebuilds it"))
+        return report
+    report = RetentionReport()
+    lock = index_lock(ws)
+    if not lock.try_acquire():
+        report.skipped.append((INDEX_NAME, "in use by another pass"))
+        return report
+    try:
+        entries = read_index(ws) or {}
+        if _indexed_pass(ws, root, entries, policy, preserve, report):
+            write_index(ws, entries)
+    finally:
+        lock.release()
+    return report
+
+
+def _small(root: Path) -> bool:
+    try:
+        with os.scandir(root) as it:
+            for n, _ in enumerate(it):
+                if n >= AUTO_REBUILD_MAX:
+                    return False
+    except FileNotFoundError:
+        return True
+    return True
+
+
+def _indexed_pass(
+    ws: Path,
+    root: Path,
+    entries: dict[str, str],
+    policy: RetentionConfig,
+    preserve: str | None,
+    report: RetentionReport,
+) -> bool:
+    """Remove what the policy dooms among the indexed sessions; True when `entries` changed."""
+    order = sorted(entries.items(), key=lambda kv: (kv[1], kv[0]))
+    excess = len(order) - policy.max_sessions
+    cutoff = utcnow() - _dt.timedelta(days=policy.max_age_days)
+    cutoff_text = rfc3339(cutoff)
+    changed = False
+    root_fd = os.open(root, _DIR_FLAGS)
+    try:
+        for position, (name, ended) in enumerate(order):
+            if position >= excess and ended >= cutoff_text:
+                break  # sorted by end time: nothing later is doomed
+            if len(report.deleted) >= AUTO_MAX_REMOVALS:
+                break
+            try:
+                gone = _indexed_one(ws, root, root_fd, name, position < excess, cutoff, preserve)
+                if gone is not False:  # removed, or a stale entry
+                    entries.pop(name, None)
+                    changed = True
+                if gone:
+                    report.deleted.append(name)
+            except OSError as e:
+                report.errors.append((name, f"{e.strerror or e}"))
+        if report.deleted:
+            with contextlib.suppress(OSError):
+                os.fsync(root_fd)
+    finally:
+        os.close(root_fd)
+    return changed
+
+
+def _indexed_one(
+    ws: Path,
+    root: Path,
+    root_fd: int,
+    name: str,
+    over_count: bool,
+    cutoff: _dt.datetime,
+    preserve: str | None,
+) -> bool | None:
+    """Re-check one doomed index entry on disk and remove it when every rule agrees.
+
+    True: removed; False: kept (still indexed); None: the entry is stale (the folder is gone, or
+    the session was reopened and is no longer closed) and leaves the index.
+    """
+    sdir = root / name
+    if name == preserve:
+        return False
+    try:
+        st = os.lstat(sdir)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return False  # a symlink or a file: never followed, never removed
+    m = load_manifest(sdir, name)
+    if m is None or lock_is_held(lock_path(ws, name)):
+        return False
+    if m.status is not SessionStatus.COMPLETED:
+        return None  # reopened (running or crashed): indexed again when it closes
+    age = _age_ref(m, sdir)
+    if not (over_count or (age is not None and age < cutoff)):
+        return False
+    c = _Candidate(name=name, manifest=m, age_ref=age, abandoned=False)
+    sub = RetentionReport()
+    _delete(ws, root, root_fd, c, sub)
+    return bool(sub.deleted)
 
 
 def _collect(

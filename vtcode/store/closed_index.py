@@ -1,0 +1,133 @@
+"""The index of closed sessions that lets automatic retention skip scanning every session.
+
+`<workspace>/.vtcode/closed-sessions.index` holds one line per closed session,
+`<updated_at> <id>\\n` (the manifest's end time, RFC 3339 UTC, so text order is time order),
+appended when a run closes its session. A later line for the same id wins (a resumed session
+closes again). It is a cache, like the manifest: a missing line only means the session waits for
+`vtcode sessions gc`, whose full scan rewrites the index from the manifests; a torn or foreign
+line is ignored. Appends and rewrites take `.vtcode/closed-sessions.lock`, so a rewrite never
+loses a concurrent append. No fsync: losing the index costs a rebuild, never a session. Both
+files sit beside `sessions/`, not in it, so nothing in `sessions/` is unknown to retention.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from vtcode import fsutil
+from vtcode.errors import InvalidIdError, LockBusyError
+from vtcode.ids import check_id
+from vtcode.store.layout import sessions_root
+from vtcode.store.locks import SessionLock, session_lock
+from vtcode.store.models import SessionStatus
+from vtcode.store.recovery import load_manifest
+
+INDEX_NAME = "closed-sessions.index"
+_LOCK_NAME = "closed-sessions.lock"
+_LOCK_WAIT = 5.0  # seconds; a busy index is skipped, never waited on for long
+_MAX_INDEX_BYTES = 256 * 1024 * 1024
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def index_path(workspace: Path) -> Path:
+    return sessions_root(Path(workspace)).parent / INDEX_NAME
+
+
+def index_lock(workspace: Path) -> SessionLock:
+    return session_lock(sessions_root(Path(workspace)).parent / _LOCK_NAME)
+
+
+def _take(lock: SessionLock) -> bool:
+    try:
+        lock.acquire(_LOCK_WAIT, what="the closed-session index")
+    except LockBusyError:
+        return False
+    return True
+
+
+def _line(session_id: str, updated_at: str) -> bytes | None:
+    if not updated_at or any(c.isspace() for c in updated_at):
+        return None
+    return f"{updated_at} {session_id}\n".encode()
+
+
+def record_closed(workspace: Path, session_id: str) -> bool:
+    """Append a completed session to the index (True when recorded).
+
+    Reads the end time from the session's manifest (the drain wrote it at `thread.completed`);
+    a session that is not completed is not recorded. Raises OSError on I/O trouble (callers
+    treat the index as best effort).
+    """
+    check_id(session_id)
+    root = sessions_root(Path(workspace))
+    m = load_manifest(root / session_id, session_id)
+    if m is None or m.status is not SessionStatus.COMPLETED:
+        return False
+    line = _line(session_id, m.updated_at)
+    if line is None:
+        return False
+    lock = index_lock(workspace)
+    if not _take(lock):
+        return False
+    try:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC
+        fd = os.open(index_path(workspace), flags, fsutil.FILE_MODE)
+        try:
+            fsutil.write_all(fd, line)
+        finally:
+            os.close(fd)
+    finally:
+        lock.release()
+    return True
+
+
+def read_index(workspace: Path) -> dict[str, str] | None:
+    """id -> end time of every indexed session (the last line per id wins); None when the
+    index is missing or unreadable (not a regular file, too large)."""
+    try:
+        data = fsutil.read_regular(index_path(workspace), _MAX_INDEX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > _MAX_INDEX_BYTES:
+        return None
+    out: dict[str, str] = {}
+    for raw in data.split(b"\n")[:-1]:  # a final fragment without newline is torn: ignored
+        parts = raw.split(b" ")
+        if len(parts) != 2:
+            continue
+        try:
+            ts, sid = parts[0].decode("ascii"), parts[1].decode("ascii")
+            check_id(sid)
+        except (UnicodeDecodeError, InvalidIdError):
+            continue
+        out[sid] = ts
+    return out
+
+
+def write_index(workspace: Path, entries: Mapping[str, str]) -> None:
+    """Replace the index with `entries`, oldest first (the caller holds `index_lock`)."""
+    lines = (_line(sid, ts) for sid, ts in sorted(entries.items(), key=lambda kv: (kv[1], kv[0])))
+    body = b"".join(line for line in lines if line is not None)
+    fsutil.atomic_write_bytes(index_path(workspace), body, durable=False)
+
+
+def rebuild_index(workspace: Path, entries: Mapping[str, str], since: str) -> bool:
+    """Replace the index with a full scan's `entries`, keeping lines appended after `since`
+    (sessions that closed while the scan ran). False when the index is busy."""
+    lock = index_lock(workspace)
+    if not _take(lock):
+        return False
+    try:
+        merged = dict(entries)
+        for sid, ts in (read_index(workspace) or {}).items():
+            if ts >= since and sid not in merged:
+                merged[sid] = ts
+        with contextlib.suppress(FileNotFoundError):
+            write_index(workspace, merged)
+    finally:
+        lock.release()
+    return True
