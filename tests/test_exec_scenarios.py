@@ -129,6 +129,26 @@ def test_scenario(
     assert canonical_snapshot(tmp_path) == snapshot_json(name="canonical")
 
 
+SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_exec_scenarios"
+PATH_SENSITIVE = ["demo", "scenario-failing-command", "scenario-long-command", "scenario-success"]
+
+
+@pytest.mark.parametrize("script", PATH_SENSITIVE)
+def test_scenario_snapshots_do_not_depend_on_the_temp_path(tmp_path: Path, script: str) -> None:
+    """The same scenario from a workspace whose path is much longer gives byte-identical
+    normalised sequences, equal to `test_scenario`'s reviewed snapshots (so CI cannot turn red
+    because another user, or `pytest-9` becoming `pytest-10`, changed the temp path length)."""
+    row = next(s for s in SCENARIOS if s[0] == script)
+    deep = tmp_path / ("deeper-" * 12) / "and-deeper" / "ws"
+    deep.mkdir(parents=True)
+    proc = _run(deep, script, row[1])
+    assert proc.returncode == row[2], proc.stderr
+    raw = [normalise(e, deep) for e in raw_events(proc.stdout)]
+    for kind, got in (("raw", raw), ("canonical", canonical_snapshot(deep))):
+        reviewed = json.loads((SNAPSHOTS / f"test_scenario[{script}][{kind}].json").read_text())
+        assert got == reviewed, f"{script} [{kind}] differs from its snapshot at a longer path"
+
+
 def test_turn_usage_is_per_turn_and_thread_usage_is_the_sum(tmp_path: Path) -> None:
     proc = _run(tmp_path, "scenario-tool-loop", [])
     events = raw_events(proc.stdout)
