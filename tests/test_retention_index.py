@@ -8,6 +8,7 @@ and rewrites the index (missing or corrupt). Speed: bench/retention.py.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -74,7 +75,31 @@ def test_age_limit_from_the_index_rechecks_the_fresh_age(tmp_path: Path) -> None
     report = apply_retention_indexed(tmp_path, policy())
     assert report.deleted == ["old"]
     assert names(tmp_path) == {".locks", "written-since", "new"}
-    assert sorted(read_index(tmp_path) or {}) == ["new", "written-since"]
+    index = read_index(tmp_path) or {}
+    assert sorted(index) == ["new", "written-since"]
+    # re-dated to the log's time, so later passes do not visit it again
+    assert index["written-since"] > (dt.datetime.now(dt.UTC) - dt.timedelta(days=1)).isoformat()
+
+
+def test_visits_per_automatic_pass_are_capped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sids = [f"s{i}" for i in range(5)]
+    for sid in sids:
+        make(tmp_path, sid, age_days=40)
+    _index(tmp_path, *sids)
+    now = time.time()
+    for sid in sids:  # every log is fresh: the indexed (old) times all look doomed
+        os.utime(sessions_root(tmp_path) / sid / "events.jsonl", (now, now))
+    monkeypatch.setattr(retention_mod, "AUTO_MAX_VISITS", 2)
+    before = read_index(tmp_path) or {}
+    assert apply_retention_indexed(tmp_path, policy()).deleted == []
+    after = read_index(tmp_path) or {}
+    assert [s for s in sids if after[s] != before[s]] == ["s0", "s1"]  # only two visited
+    apply_retention_indexed(tmp_path, policy())
+    after = read_index(tmp_path) or {}
+    assert [s for s in sids if after[s] != before[s]] == ["s0", "s1", "s2", "s3"]
+    assert names(tmp_path) == {".locks", *sids}
 
 
 def test_indexed_pass_keeps_every_safety_rule(tmp_path: Path) -> None:

@@ -17,13 +17,12 @@ Policy (`[store.retention]`, also `vtcode sessions gc`), decided and documented 
 
 Two passes share these rules. `vtcode sessions gc` (`apply_retention`) scans every session and
 rewrites the closed-session index (store/closed_index.py). The automatic pass before each run
-(`apply_retention_indexed`) reads only that index: it visits the oldest indexed sessions that
-the policy dooms, re-checks each one on disk (manifest, lock, symlink, unknown files, fresh age)
-and removes at most `AUTO_MAX_REMOVALS` of them, so its file-system work grows with what it
-removes, not with the number of sessions (100k closed sessions: bench/retention.py). Without an
-index it does a full pass only in a small workspace (`AUTO_REBUILD_MAX` entries); a large one
-waits for `sessions gc`. Abandoned (crashed) sessions are not in the index: their age rule is
-applied by `sessions gc` and by the full pass of a small workspace.
+(`apply_retention_indexed`) reads only that index, re-checks each doomed session on disk
+(manifest, lock, symlink, unknown files, fresh age), visits at most `AUTO_MAX_VISITS` and removes
+at most `AUTO_MAX_REMOVALS`: its cost is bounded per run whatever the number of sessions
+(bench/retention.py). Without an index it does a full pass only in a small workspace; a large one
+waits for `sessions gc`. Abandoned (crashed) sessions are not indexed: their age rule is applied
+by the full pass.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from vtcode.clock import compact_stamp, parse_rfc3339, rfc3339, utcnow
 from vtcode.config.model import RetentionConfig
@@ -64,6 +63,7 @@ from vtcode.store.recovery import load_manifest
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
 AUTO_MAX_REMOVALS = 64  # per automatic pass; `sessions gc` removes any backlog at once
+AUTO_MAX_VISITS = 256  # doomed index entries re-checked per automatic pass (kept ones included)
 AUTO_REBUILD_MAX = 1000  # entries in sessions/ up to which a missing index means a full pass
 
 
@@ -199,14 +199,19 @@ def _indexed_pass(
         for position, (name, ended) in enumerate(order):
             if position >= excess and ended >= cutoff_text:
                 break  # sorted by end time: nothing later is doomed
-            if len(report.deleted) >= AUTO_MAX_REMOVALS:
+            if len(report.deleted) >= AUTO_MAX_REMOVALS or position >= AUTO_MAX_VISITS:
                 break
             try:
-                gone = _indexed_one(ws, root, root_fd, name, position < excess, cutoff, preserve)
-                if gone is not False:  # removed, or a stale entry
+                verdict, redate = _indexed_one(
+                    ws, root, root_fd, name, position < excess, cutoff, preserve
+                )
+                if verdict != "kept":  # removed, or a stale entry
                     entries.pop(name, None)
                     changed = True
-                if gone:
+                elif redate is not None:  # newer on disk than indexed: leave the doomed prefix
+                    entries[name] = redate
+                    changed = True
+                if verdict == "removed":
                     report.deleted.append(name)
             except OSError as e:
                 report.errors.append((name, f"{e.strerror or e}"))
@@ -226,33 +231,34 @@ def _indexed_one(
     over_count: bool,
     cutoff: _dt.datetime,
     preserve: str | None,
-) -> bool | None:
+) -> tuple[Literal["removed", "stale", "kept"], str | None]:
     """Re-check one doomed index entry on disk and remove it when every rule agrees.
 
-    True: removed; False: kept (still indexed); None: the entry is stale (the folder is gone, or
-    the session was reopened and is no longer closed) and leaves the index.
+    `stale`: the folder is gone, or the session was reopened and is no longer closed (it is
+    indexed again when it closes). `kept` may carry the session's newer end time, so an entry
+    whose log changed since it was indexed leaves the doomed prefix instead of being revisited.
     """
     sdir = root / name
     if name == preserve:
-        return False
+        return "kept", None
     try:
         st = os.lstat(sdir)
     except FileNotFoundError:
-        return None
+        return "stale", None
     if not stat.S_ISDIR(st.st_mode):
-        return False  # a symlink or a file: never followed, never removed
+        return "kept", None  # a symlink or a file: never followed, never removed
     m = load_manifest(sdir, name)
     if m is None or lock_is_held(lock_path(ws, name)):
-        return False
+        return "kept", None
     if m.status is not SessionStatus.COMPLETED:
-        return None  # reopened (running or crashed): indexed again when it closes
+        return "stale", None
     age = _age_ref(m, sdir)
     if not (over_count or (age is not None and age < cutoff)):
-        return False
+        return "kept", None if age is None else rfc3339(age)
     c = _Candidate(name=name, manifest=m, age_ref=age, abandoned=False)
     sub = RetentionReport()
     _delete(ws, root, root_fd, c, sub)
-    return bool(sub.deleted)
+    return ("removed" if sub.deleted else "kept"), None
 
 
 def _collect(
