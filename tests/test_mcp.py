@@ -38,8 +38,12 @@ TOOLBOX = Path(__file__).parent / "mcp_servers" / "toolbox.py"
 
 
 def _server(*flags: str, timeout: float = 20.0) -> McpServerConfig:
+    """`timeout` bounds both a call and the start (start-up has its own key since issue 11)."""
     return McpServerConfig(
-        command=sys.executable, args=[str(TOOLBOX), *flags], timeout_seconds=timeout
+        command=sys.executable,
+        args=[str(TOOLBOX), *flags],
+        timeout_seconds=timeout,
+        startup_timeout_seconds=timeout,
     )
 
 

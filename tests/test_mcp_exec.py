@@ -48,6 +48,7 @@ def write_config(
     *,
     allowed: list[str] | None = ALLOW_MCP,
     timeout: float = 30.0,
+    startup: float = 60.0,
     path: Path | None = None,
 ) -> dict[str, Path]:
     """A vtcode.toml with one toolbox server per entry; returns each server's pid file."""
@@ -63,6 +64,7 @@ def write_config(
             f"command = {_toml(sys.executable)}",
             f"args = {_toml(args)}",
             f"timeout_seconds = {timeout}",
+            f"startup_timeout_seconds = {startup}",
             "",
         ]
     (path or ws / "vtcode.toml").write_text("\n".join(lines))
@@ -207,6 +209,27 @@ def test_mcp_scenario(
     assert "Traceback" not in proc.stderr
 
 
+def test_a_slow_start_is_bounded_by_its_own_timeout_not_the_call_timeout(tmp_path: Path) -> None:
+    """A 1 s per-call timeout no longer races start-up: a server that takes 1.5 s to start is
+    used normally, and its slow tool still times out after 1 s."""
+    pids = write_config(tmp_path, {"toolbox": ["--start-delay", "1.5"]}, timeout=1.0)
+    proc = run_exec(tmp_path, "mcp-slow")
+    assert proc.returncode == 0, proc.stderr
+    events = raw_events(proc.stdout)
+    assert not [e for e in items(events, "error") if "failed to start" in e["message"]]
+    _timeout(events)
+    wait_gone(pids["toolbox"], timeout=0.5)
+
+
+def test_startup_timeout_must_be_positive(tmp_path: Path) -> None:
+    write_config(tmp_path, {"toolbox": []}, startup=0.0)
+    proc = run_exec(tmp_path, "mcp-tools")
+    assert proc.returncode == 2
+    assert "mcp.servers.toolbox.startup_timeout_seconds" in proc.stderr
+    assert "must be a positive number of seconds, got 0.0" in proc.stderr
+    assert not (tmp_path / ".vtcode" / "sessions" / SESSION).exists()
+
+
 # ------------------------------------------------------------------ trust
 
 
@@ -300,7 +323,7 @@ def test_a_killed_vtcode_leaves_no_server_behind(tmp_path: Path) -> None:
 
 
 def test_a_server_that_never_answers_is_killed_at_start(tmp_path: Path) -> None:
-    pids = write_config(tmp_path, {"broken": ["--hang-on-start"]}, timeout=1.0)
+    pids = write_config(tmp_path, {"broken": ["--hang-on-start"]}, startup=1.0)
     proc = run_exec(tmp_path, "mcp-unavailable")
     assert proc.returncode == 0, proc.stderr
     events = raw_events(proc.stdout)

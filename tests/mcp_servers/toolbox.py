@@ -5,7 +5,8 @@ Tools: `echo`, `add`, `boom` (always raises), `slow` (sleeps). Flags shape the f
 process exit without answering on call N+1 (a server dying mid-session), `--fail-on-start`
 exits before serving with a message on stderr, `--hang-on-start` never answers `initialize`,
 `--odd-names` also lists tools whose names providers would refuse, `--started-file PATH` is
-created when `slow` starts (a real signal to interrupt on).
+created when `slow` starts (a real signal to interrupt on), `--start-delay SECS` is a server that
+takes that long before it serves (a slow start under load).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ parser.add_argument("--fail-on-start", action="store_true")
 parser.add_argument("--hang-on-start", action="store_true")
 parser.add_argument("--odd-names", action="store_true")
 parser.add_argument("--started-file", help="`slow` creates this file when it starts")
+parser.add_argument("--start-delay", type=float, default=0.0)
 opts = parser.parse_args()
 
 if opts.pid_file:
@@ -34,6 +36,8 @@ if opts.fail_on_start:
     sys.stderr.write("toolbox: cannot open the database (simulated start failure)\n")
     sys.stderr.flush()
     sys.exit(3)
+if opts.start_delay:
+    time.sleep(opts.start_delay)  # the behaviour under test: a server slow to start
 if opts.hang_on_start:
     while True:  # never reads stdin, never answers: only a signal ends it
         time.sleep(3600)

@@ -392,6 +392,9 @@ class McpServerConfig:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     timeout_seconds: float = 30.0
+    startup_timeout_seconds: Annotated[
+        float, Doc("seconds to start: spawn, initialize, list tools (not a per-call timeout)")
+    ] = 30.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -252,14 +252,16 @@ class McpServerConnection:
         return tools
 
     async def start(self) -> list[RemoteTool]:
-        """Spawn, initialize and list; raises ServerUnavailable (timeout: `timeout_seconds`)."""
+        """Spawn, initialize and list; raises ServerUnavailable (timeout:
+        `startup_timeout_seconds`, its own clock, so a short per-call `timeout_seconds` never
+        races a slow start under load)."""
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
         self._tail = StderrTail()
         self._tail.attach(asyncio.get_running_loop())
         self._task = asyncio.create_task(self._hold(), name=f"mcp:{self.name}")
         waiter = asyncio.create_task(self._ready.wait())
-        timeout = self.config.timeout_seconds
+        timeout = self.config.startup_timeout_seconds
         first = asyncio.FIRST_COMPLETED
         await asyncio.wait({waiter, self._task}, timeout=timeout, return_when=first)
         if self._ready.is_set():

@@ -1,7 +1,7 @@
 """A run's MCP servers: start them together, put their tools in the catalog, stop them all.
 
 `McpManager.start` connects every planned server at once (each bounded by its
-`timeout_seconds`), registers each listed tool as `mcp__<server>__<tool>` in the run's
+`startup_timeout_seconds`), registers each listed tool as `mcp__<server>__<tool>` in the run's
 `ToolRegistry` (the registry orders specs by name, so the catalog and its hash do not depend on
 which server answered first), and keeps a queue of notices for the loop to emit as `error` items:
 a server that did not start, tools that could not be offered, a server that died mid-session.
@@ -113,7 +113,9 @@ class McpManager:
             McpServerConnection(s.name, s.config, self.workspace, on_dead=self._on_dead)
             for s in plan.servers
         ]
-        budget = max(c.config.timeout_seconds for c in self.connections) + _START_MARGIN_SECS
+        budget = (
+            max(c.config.startup_timeout_seconds for c in self.connections) + _START_MARGIN_SECS
+        )
         try:
             results = self._runtime.run(self._start_all(), budget)
         except CallTimeout:

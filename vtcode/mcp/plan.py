@@ -51,11 +51,15 @@ def _check(name: str, server: McpServerConfig) -> None:
         raise ConfigError(problem, location=where)
     if not server.command.strip():
         raise ConfigError("empty `command`", location=f"{where}.command")
-    if not (math.isfinite(server.timeout_seconds) and server.timeout_seconds > 0):
-        raise ConfigError(
-            f"timeout_seconds must be a positive number of seconds, got {server.timeout_seconds}",
-            location=f"{where}.timeout_seconds",
-        )
+    for key, value in (
+        ("timeout_seconds", server.timeout_seconds),
+        ("startup_timeout_seconds", server.startup_timeout_seconds),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(
+                f"{key} must be a positive number of seconds, got {value}",
+                location=f"{where}.{key}",
+            )
 
 
 def _require_sdk() -> None:
