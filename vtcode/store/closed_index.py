@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vtcode import fsutil
+from vtcode.clock import parse_rfc3339
 from vtcode.errors import InvalidIdError, LockBusyError
 from vtcode.ids import check_id
 from vtcode.store.layout import sessions_root
@@ -49,8 +50,16 @@ def _take(lock: SessionLock) -> bool:
     return True
 
 
+def _valid(session_id: str, updated_at: str) -> bool:
+    try:
+        check_id(session_id)
+    except InvalidIdError:
+        return False
+    return parse_rfc3339(updated_at) is not None
+
+
 def _line(session_id: str, updated_at: str) -> bytes | None:
-    if not updated_at or any(c.isspace() for c in updated_at):
+    if not updated_at or any(c.isspace() for c in updated_at) or not session_id.isascii():
         return None
     return f"{updated_at} {session_id}\n".encode()
 
@@ -85,32 +94,38 @@ def record_closed(workspace: Path, session_id: str) -> bool:
     return True
 
 
+def index_exists(workspace: Path) -> bool:
+    try:
+        return index_path(workspace).lstat().st_size >= 0
+    except OSError:
+        return False
+
+
 def read_index(workspace: Path) -> dict[str, str] | None:
     """id -> end time of every indexed session (the last line per id wins); None when the
-    index is missing or unreadable (not a regular file, too large)."""
+    index is missing or unreadable (not a regular file, too large).
+
+    Ids are NOT checked here (100k lines must parse in milliseconds): a caller that turns an
+    entry into a path checks it first (`check_id`).
+    """
     try:
         data = fsutil.read_regular(index_path(workspace), _MAX_INDEX_BYTES + 1)
     except OSError:
         return None
     if len(data) > _MAX_INDEX_BYTES:
         return None
+    text = data.decode("ascii", "replace")
     out: dict[str, str] = {}
-    for raw in data.split(b"\n")[:-1]:  # a final fragment without newline is torn: ignored
-        parts = raw.split(b" ")
-        if len(parts) != 2:
-            continue
-        try:
-            ts, sid = parts[0].decode("ascii"), parts[1].decode("ascii")
-            check_id(sid)
-        except (UnicodeDecodeError, InvalidIdError):
-            continue
-        out[sid] = ts
+    for raw in text.split("\n")[:-1]:  # a final fragment without newline is torn: ignored
+        ts, sep, sid = raw.partition(" ")
+        if sep and sid and ts:
+            out[sid] = ts
     return out
 
 
 def write_index(workspace: Path, entries: Mapping[str, str]) -> None:
-    """Replace the index with `entries`, oldest first (the caller holds `index_lock`)."""
-    lines = (_line(sid, ts) for sid, ts in sorted(entries.items(), key=lambda kv: (kv[1], kv[0])))
+    """Replace the index with `entries` (the caller holds `index_lock`)."""
+    lines = (_line(sid, ts) for sid, ts in entries.items())
     body = b"".join(line for line in lines if line is not None)
     fsutil.atomic_write_bytes(index_path(workspace), body, durable=False)
 
@@ -124,7 +139,7 @@ def rebuild_index(workspace: Path, entries: Mapping[str, str], since: str) -> bo
     try:
         merged = dict(entries)
         for sid, ts in (read_index(workspace) or {}).items():
-            if ts >= since and sid not in merged:
+            if ts >= since and sid not in merged and _valid(sid, ts):
                 merged[sid] = ts
         with contextlib.suppress(FileNotFoundError):
             write_index(workspace, merged)

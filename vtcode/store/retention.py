@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as _dt
+import heapq
 import os
 import secrets
 import stat
@@ -42,6 +43,7 @@ from vtcode.errors import InvalidIdError
 from vtcode.ids import check_id
 from vtcode.store.closed_index import (
     INDEX_NAME,
+    index_exists,
     index_lock,
     read_index,
     rebuild_index,
@@ -145,11 +147,10 @@ def apply_retention(
 def apply_retention_indexed(
     workspace: Path, policy: RetentionConfig, preserve: str | None = None
 ) -> RetentionReport:
-    """The automatic pass before a run: the policy applied from the closed-session index
-    (see the module doc). Never raises for a single session's trouble."""
+    """The automatic pass before a run, from the closed-session index (see the module doc)."""
     ws = Path(workspace)
     root = sessions_root(ws)
-    if read_index(ws) is None:
+    if not index_exists(ws):
         if _small(root):
             return apply_retention(ws, policy, preserve=preserve)
         report = RetentionReport()
@@ -170,13 +171,8 @@ def apply_retention_indexed(
 
 
 def _small(root: Path) -> bool:
-    try:
-        with os.scandir(root) as it:
-            for n, _ in enumerate(it):
-                if n >= AUTO_REBUILD_MAX:
-                    return False
-    except FileNotFoundError:
-        return True
+    with contextlib.suppress(FileNotFoundError), os.scandir(root) as it:
+        return not any(n >= AUTO_REBUILD_MAX for n, _ in enumerate(it))
     return True
 
 
@@ -189,8 +185,9 @@ def _indexed_pass(
     report: RetentionReport,
 ) -> bool:
     """Remove what the policy dooms among the indexed sessions; True when `entries` changed."""
-    order = sorted(entries.items(), key=lambda kv: (kv[1], kv[0]))
-    excess = len(order) - policy.max_sessions
+    # Only the oldest entries can be doomed, and at most AUTO_MAX_VISITS are visited.
+    order = heapq.nsmallest(AUTO_MAX_VISITS, entries.items(), key=lambda kv: (kv[1], kv[0]))
+    excess = len(entries) - policy.max_sessions
     cutoff = utcnow() - _dt.timedelta(days=policy.max_age_days)
     cutoff_text = rfc3339(cutoff)
     changed = False
@@ -199,7 +196,7 @@ def _indexed_pass(
         for position, (name, ended) in enumerate(order):
             if position >= excess and ended >= cutoff_text:
                 break  # sorted by end time: nothing later is doomed
-            if len(report.deleted) >= AUTO_MAX_REMOVALS or position >= AUTO_MAX_VISITS:
+            if len(report.deleted) >= AUTO_MAX_REMOVALS:
                 break
             try:
                 verdict, redate = _indexed_one(
@@ -232,13 +229,13 @@ def _indexed_one(
     cutoff: _dt.datetime,
     preserve: str | None,
 ) -> tuple[Literal["removed", "stale", "kept"], str | None]:
-    """Re-check one doomed index entry on disk and remove it when every rule agrees.
-
-    `stale`: the folder is gone, or the session was reopened and is no longer closed (it is
-    indexed again when it closes). `kept` may carry the session's newer end time, so an entry
-    whose log changed since it was indexed leaves the doomed prefix instead of being revisited.
-    """
-    sdir = root / name
+    """Re-check one doomed index entry on disk; remove it when every rule agrees. `stale`: gone,
+    or reopened (indexed again when it closes). `kept` may carry a newer end time (the log
+    changed since), so the entry leaves the doomed prefix instead of being revisited."""
+    try:
+        sdir = root / check_id(name)
+    except InvalidIdError:
+        return "stale", None  # not a session id: never turned into a path
     if name == preserve:
         return "kept", None
     try:
