@@ -52,6 +52,7 @@ from vtcode.events.types import (
     Usage,
 )
 from vtcode.store.logstate import LINE_SLACK
+from vtcode.store.models import SessionStatus
 from vtcode.store.reader import iter_log
 from vtcode.store.writer import SessionWriter
 
@@ -187,6 +188,11 @@ def close_interrupted(writer: SessionWriter, cfg: StoreConfig) -> int:
     The caller holds the writer fresh from `open_existing` (nothing submitted yet), so the log
     on disk is exactly what the crash left. Raises `PersistenceError` like any submit.
     """
+    rec = writer.recovery
+    if rec is not None and (
+        rec.state.event_count == 0 or rec.state.status is SessionStatus.COMPLETED
+    ):
+        return 0  # the manifest's fold of the log already says the last run ended
     run = scan_open_run(writer.events_path, cfg.max_event_bytes + LINE_SLACK)
     if run is None:
         return 0
