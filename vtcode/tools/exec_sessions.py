@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vtcode.config.model import ShellEnvironmentPolicy
 from vtcode.fsutil import FILE_MODE, ensure_private_dir, fsync_dir, write_all
 from vtcode.threads import BackgroundThread
 from vtcode.tools.base import ToolError
+from vtcode.tools.child_env import child_environment
 
 DEFAULT_YIELD_MS = 1000
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
@@ -80,6 +82,11 @@ _ENV_OVERRIDES = {
 }
 
 
+def _policy_env(policy: ShellEnvironmentPolicy, extra: dict[str, str] | None) -> dict[str, str]:
+    """A child's whole environment: vtcode's filtered by the policy (`child_env`), then ours."""
+    return child_environment(policy, os.environ, overrides={**_ENV_OVERRIDES, **(extra or {})})
+
+
 def strip_ansi(text: str) -> str:
     """Remove terminal escape sequences (colours, cursor moves, titles)."""
     return _ANSI_RE.sub("", text)
@@ -112,7 +119,8 @@ def shell_argv(command: str) -> list[str]:
 
     Not a login shell (`-l`), unlike Codex: a login profile costs ~250 ms per command here and
     can block outright (a profile that takes a lock, prompts, or waits on the network), which a
-    headless harness must never do. Commands get the environment vtcode was started with.
+    headless harness must never do. Commands get vtcode's environment as
+    `[shell_environment_policy]` filters it (`vtcode.tools.child_env`).
     """
     bash = shutil.which("bash")
     return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
@@ -348,7 +356,7 @@ class ExecSession:
         self.exit_code: int | None = None
         self.timed_out = False
         self.eof = False
-        full_env = {**os.environ, **_ENV_OVERRIDES, **(env or {})}
+        full_env = env if env is not None else _policy_env(ShellEnvironmentPolicy(), None)
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -663,8 +671,15 @@ def _close_live_managers() -> None:  # pragma: no cover - runs at interpreter ex
 class ExecSessionManager:
     """The exec sessions of one vtcode run. Thread-safe; `close_all` at session end."""
 
-    def __init__(self, *, spool_enabled: bool = True, max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self,
+        *,
+        spool_enabled: bool = True,
+        max_sessions: int = MAX_SESSIONS,
+        env_policy: ShellEnvironmentPolicy | None = None,
+    ) -> None:
         self.spool_enabled = spool_enabled
+        self.env_policy = env_policy or ShellEnvironmentPolicy()  # [shell_environment_policy]
         self.max_sessions = max_sessions
         self._lock = threading.Lock()
         self._sessions: dict[str, ExecSession] = {}
@@ -702,7 +717,7 @@ class ExecSessionManager:
                 spool_dir=spool_dir,
                 spool_enabled=self.spool_enabled,
                 timeout=timeout,
-                env=env,
+                env=_policy_env(self.env_policy, env),
             )
             self._sessions[session_id] = session
             return session

@@ -181,15 +181,15 @@ def default_registry(
 
     `exec_sessions` lets a caller share one session manager; otherwise a new one is created
     and exposed as `registry.exec_sessions` (call `registry.close()` at session end).
-    `include` restricts the catalog to those names. `config` is accepted so that future
-    tool settings come from vtcode.toml; today no built-in needs it.
+    `include` restricts the catalog to those names. `config` gives a new manager its
+    `[shell_environment_policy]` (the default policy without one).
     """
     from vtcode.tools.exec_sessions import ExecSessionManager
     from vtcode.tools.exec_tools import ExecCommandTool, WriteStdinTool
     from vtcode.tools.files import file_tools
 
-    del config  # no tool setting lives in vtcode.toml yet
-    manager = exec_sessions or ExecSessionManager()
+    policy = config.shell_environment_policy if config is not None else None
+    manager = exec_sessions or ExecSessionManager(env_policy=policy)
     registry = ToolRegistry()
     registry.exec_sessions = manager
     tools: list[Tool] = [ExecCommandTool(manager), WriteStdinTool(manager), *file_tools()]

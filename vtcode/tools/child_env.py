@@ -1,0 +1,102 @@
+"""The environment an exec_command child starts with: `[shell_environment_policy]`.
+
+A model that runs `env` (or `printenv OPENAI_API_KEY`, or `curl -d @- … <<<"$GITHUB_TOKEN"`) gets
+whatever vtcode's children inherit, and its output lands in the session log, every export and the
+provider's context. So children do not inherit vtcode's environment as is; it goes through the
+policy, in Codex's shape and with its names:
+
+1. start from `inherit`: `all` (vtcode's environment), `core` (the few variables a shell and the
+   usual tools need, `CORE_VARS` and `LC_*`) or `none` (empty);
+2. drop names matching `DEFAULT_ENV_EXCLUDES` (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`,
+   `*CREDENTIAL*`) unless `ignore_default_excludes`;
+3. drop names matching `exclude`;
+4. when `include_only` is non-empty, keep only names matching one of its patterns;
+5. add the harness's own settings (`overrides`: no pager, no colour, a dumb terminal), which are
+   not secrets and make commands behave headless;
+6. apply `set`, last, so an explicit value always wins.
+
+Patterns are shell globs matched case-insensitively against the whole name (`*key*` drops
+`OPENAI_API_KEY` and `ssh_keyfile` alike). Codex applies `set` before `include_only`; vtcode applies
+it after, so a variable a user sets is never silently filtered away by their own allow-list.
+
+Other children keep their own, narrower rules: hooks get an allow-list (PATH, HOME, LANG, TERM,
+TMPDIR, LC_* and the VT_*/CLAUDE_* hook variables; `vtcode.hooks.runner.hook_env`), MCP servers get
+the MCP SDK's default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus their configured `env`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Iterable, Mapping
+
+from vtcode.config.model import DEFAULT_ENV_EXCLUDES, EnvInherit, ShellEnvironmentPolicy
+
+__all__ = ["CORE_VARS", "child_environment", "name_matcher"]
+
+CORE_VARS = frozenset(
+    {
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "USER",
+        "USERNAME",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "TZ",
+    }
+)
+_CORE_PREFIXES = ("LC_",)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE)
+
+
+def name_matcher(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One compiled, case-insensitive alternation of the globs (None when there are none)."""
+    return _compile(tuple(patterns))
+
+
+def _is_core(name: str) -> bool:
+    return name in CORE_VARS or name.startswith(_CORE_PREFIXES)
+
+
+def child_environment(
+    policy: ShellEnvironmentPolicy,
+    environ: Mapping[str, str],
+    *,
+    overrides: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a child under `policy`, from `environ` (normally `os.environ`).
+
+    Pure: reads nothing but its arguments. `overrides` are the harness's settings (step 5).
+    """
+    if policy.inherit is EnvInherit.ALL:
+        env = dict(environ)
+    elif policy.inherit is EnvInherit.CORE:
+        env = {k: v for k, v in environ.items() if _is_core(k)}
+    else:
+        env = {}
+    excludes = list(policy.exclude)
+    if not policy.ignore_default_excludes:
+        excludes[:0] = DEFAULT_ENV_EXCLUDES
+    drop = name_matcher(excludes)
+    if drop is not None:
+        env = {k: v for k, v in env.items() if drop.match(k) is None}
+    keep = name_matcher(policy.include_only)
+    if keep is not None:
+        env = {k: v for k, v in env.items() if keep.match(k) is not None}
+    if overrides:
+        env.update(overrides)
+    env.update(policy.set)
+    return env
