@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -71,7 +70,7 @@ def _populate(ws: Path, n: int) -> None:
         m = dict(manifest, session_id=sid, created_at=stamp, updated_at=stamp)
         (sdir / "manifest.json").write_bytes(orjson.dumps(m))
         lines.append(f"{stamp} {sid}\n")
-    shutil.rmtree(tpl)
+    # The template stays: the newest session, as in a real workspace (whose runs left ledgers).
     (ws / ".vtcode" / "closed-sessions.index").write_text("".join(lines))
 
 

@@ -161,3 +161,29 @@ def test_monitor_exposes_consecutive_stalls() -> None:
     mon.record(made_progress=True)
     assert mon.consecutive_stalls == 0
     assert mon.ledger.stalled_since is None
+
+
+def test_latest_progress_reads_the_recent_list_not_every_session(tmp_path: Path) -> None:
+    """Saves keep `.vtcode/progress-recent` (newest first); a ledger outside that list is not
+    read while the list has a usable one, and a missing list falls back to the full scan."""
+    for sid, ts in (("a", T1), ("b", T2)):
+        _session(tmp_path, sid)
+        save_progress(tmp_path, ProgressLedger(session_id=sid, goal=sid, updated_at=ts))
+    recent = tmp_path / ".vtcode" / "progress-recent"
+    assert recent.read_text() == "b\na\n"
+    save_progress(tmp_path, ProgressLedger(session_id="a", goal="a", updated_at=T1))
+    assert recent.read_text() == "a\nb\n"
+    # A newer ledger written behind the list's back (not through save_progress) is not seen...
+    _session(tmp_path, "unlisted")
+    derived = tmp_path / ".vtcode/sessions/unlisted/derived"
+    derived.mkdir()
+    (derived / "progress.json").write_bytes(
+        orjson.dumps(encode(ProgressLedger(session_id="unlisted", goal="u", updated_at=T2)))
+    )
+    best = latest_progress(tmp_path)
+    assert best is not None and best.session_id == "b"
+    assert latest_progress(tmp_path, exclude="b") is not None
+    # ...until the list is gone: then every session is scanned again.
+    recent.unlink()
+    best = latest_progress(tmp_path)
+    assert best is not None and best.session_id == "unlisted"

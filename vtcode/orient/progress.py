@@ -10,6 +10,7 @@ The file is small and replaced whole (atomic replace), so a reader never sees ha
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import re
@@ -208,20 +209,68 @@ def save_progress(workspace: Path, ledger: ProgressLedger, *, durable: bool = Tr
         raise FileNotFoundError(f"session folder {path.parent.parent} does not exist")
     ensure_private_dir(path.parent)
     atomic_write_json(path, encode(ledger), durable=durable)
+    _note_recent(workspace, ledger.session_id)
     return path
 
 
+# The sessions whose ledgers were saved last, newest first, so `latest_progress` reads a few
+# ledgers instead of one per session (100k sessions: seconds before the first event). A cache:
+# missing means a full scan; a lost update under a race only costs that scan's precision.
+RECENT_FILE = "progress-recent"
+_RECENT_MAX = 16
+
+
+def _recent_path(workspace: Path) -> Path:
+    from vtcode.store.layout import sessions_root
+
+    return sessions_root(workspace).parent / RECENT_FILE
+
+
+def _read_recent(workspace: Path) -> list[str] | None:
+    try:
+        text = read_regular(_recent_path(workspace), limit=64 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return [line for line in text.splitlines() if line and not line.startswith(".")]
+
+
+def _note_recent(workspace: Path, session_id: str) -> None:
+    from vtcode.fsutil import atomic_write_bytes
+
+    recent = [s for s in (_read_recent(workspace) or []) if s != session_id]
+    body = "".join(f"{s}\n" for s in [session_id, *recent][:_RECENT_MAX])
+    with contextlib.suppress(OSError):
+        atomic_write_bytes(_recent_path(workspace), body.encode(), durable=False)
+
+
 def latest_progress(workspace: Path, *, exclude: str | None = None) -> ProgressLedger | None:
-    """The most recently updated ledger of any session in the workspace (skips unreadable ones)."""
-    from vtcode.store.layout import DERIVED_DIR, is_real_dir, sessions_root
+    """The most recently updated ledger of any session in the workspace (skips unreadable ones).
+
+    Reads the recently saved ledgers first (`progress-recent`); scans every session only when
+    that list is missing or holds no usable ledger.
+    """
+    from vtcode.store.layout import sessions_root
 
     root = sessions_root(workspace)
+    recent = _read_recent(workspace)
+    if recent:
+        found = _best_ledger(root, recent, exclude)
+        if found is not None:
+            return found
     try:
         names = [e.name for e in root.iterdir() if not e.name.startswith(".")]
     except OSError:
         return None
+    return _best_ledger(root, names, exclude)
+
+
+def _best_ledger(root: Path, names: list[str], exclude: str | None) -> ProgressLedger | None:
+    from vtcode.store.layout import DERIVED_DIR, is_real_dir
+
     best: tuple[float, str, ProgressLedger] | None = None
     for name in names:
+        if "/" in name or name in ("", ".", ".."):
+            continue
         if name == exclude or not is_real_dir(root / name):
             continue
         ledger = _read_ledger(root / name / DERIVED_DIR / PROGRESS_FILE)
