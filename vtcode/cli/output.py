@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from vtcode.redact import redact_text
 from vtcode.termtext import inert
 
 
@@ -43,11 +44,12 @@ def emit_json(data: Any, *, pretty: bool = True) -> None:
 
 def print_error(message: str, *, color: bool = False) -> None:
     prefix = "\x1b[31merror\x1b[0m" if want_color(color) else "error"
-    sys.stderr.write(f"{prefix}: {inert(message)}\n")  # messages quote paths, values, log text
+    # Messages quote paths, values, URLs and log text: no credential, no escape sequence.
+    sys.stderr.write(f"{prefix}: {inert(redact_text(message))}\n")
     sys.stderr.flush()
 
 
 def print_warning(message: str, *, color: bool = False) -> None:
     prefix = "\x1b[33mwarning\x1b[0m" if want_color(color) else "warning"
-    sys.stderr.write(f"{prefix}: {inert(message)}\n")
+    sys.stderr.write(f"{prefix}: {inert(redact_text(message))}\n")
     sys.stderr.flush()

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Annotated
 
 from vtcode.jsontypes import U32, U64, Doc, IntRange
+from vtcode.redact import SECRET_NAME_PATTERNS
 
 
 class ContinuationPolicy(StrEnum):
@@ -362,7 +363,7 @@ class EnvInherit(StrEnum):
     NONE = "none"
 
 
-DEFAULT_ENV_EXCLUDES = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
+DEFAULT_ENV_EXCLUDES = SECRET_NAME_PATTERNS  # the names the redactor treats as secrets, too
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

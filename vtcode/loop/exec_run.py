@@ -39,6 +39,7 @@ from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
 from vtcode.loop.runner import LoopHooks, Runner, RunResult, UserTurns
 from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.providers.messages import Message
+from vtcode.redact import redact_text
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -379,9 +380,11 @@ def _effort(cfg: VtcodeConfig) -> str | None:
 
 
 def last_message_text(result: ExecResult) -> str | None:
-    """What `--last-message-file` writes: the last agent message (else the last plan)."""
+    """What `--last-message-file` writes: the last agent message (else the last plan),
+    redacted like the events it repeats."""
     if result.run is None:
         return None
     if result.run.outcome.kind in (OutcomeKind.SUCCESS,) and result.run.final_text:
-        return result.run.final_text
-    return result.run.final_text or result.run.last_plan_text
+        return redact_text(result.run.final_text)
+    text = result.run.final_text or result.run.last_plan_text
+    return None if text is None else redact_text(text)

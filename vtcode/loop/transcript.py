@@ -16,6 +16,7 @@ import orjson
 
 from vtcode.fsutil import open_append, write_all
 from vtcode.providers.messages import Message, ToolCall
+from vtcode.redact import Redactor
 
 TRANSCRIPT_NAME = "transcript.jsonl"
 
@@ -85,13 +86,14 @@ class TranscriptWriter:
         self.path = path
         self.durable = durable
         self._fd = open_append(path)
+        self._redactor = Redactor.from_environ()  # the run's secrets stay out of this file too
         # A torn last line (killed mid-write) would glue onto the next append: end it first.
         size = os.fstat(self._fd).st_size
         if size and os.pread(self._fd, 1, size - 1) != b"\n":
             write_all(self._fd, b"\n")
 
     def append(self, message: Message) -> None:
-        write_all(self._fd, orjson.dumps(message_to_json(message)) + b"\n")
+        write_all(self._fd, self._redactor.encode(message_to_json(message)) + b"\n")
 
     def sync(self) -> None:
         if self.durable:

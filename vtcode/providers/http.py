@@ -26,6 +26,7 @@ from vtcode.errors import UsageError
 from vtcode.providers.base import FailureKind, ProviderError, ProviderInterrupted
 from vtcode.providers.retry import parse_retry_after
 from vtcode.providers.sse import SSEEvent, SSEParser
+from vtcode.redact import redact_text
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -81,14 +82,14 @@ def resolve_endpoint(
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(
-            f"invalid base URL for {provider}: {url!r}",
+            f"invalid base URL for {provider}: {redact_text(url)!r}",
             hint=f"set {base_env} to an http(s) URL, e.g. {default_base}",
         )
     key = api_key if api_key is not None else os.environ.get(key_env)
     key = key.strip() if key else None
     if not key and not is_local_url(url):
         raise UsageError(
-            f"{key_env} is not set (needed for {provider} at {url})",
+            f"{key_env} is not set (needed for {provider} at {redact_text(url)})",
             hint=f"export {key_env}=... or point {base_env} at a local server",
         )
     return Endpoint(base_url=url, api_key=key or None, key_env=key_env)
@@ -132,8 +133,9 @@ def classify_error(
     code = f"HTTP {status}" if status is not None else (err_type or "stream error")
 
     def err(text: str, kind: FailureKind) -> ProviderError:
+        # The server's own message may echo the key or the URL with its userinfo.
         return ProviderError(
-            text, kind=kind, status=status, provider=provider, retry_after=retry_after
+            redact_text(text), kind=kind, status=status, provider=provider, retry_after=retry_after
         )
 
     if status in (401, 403) or kind_text in ("authentication_error", "permission_error"):
@@ -169,7 +171,8 @@ def json_or_error(provider: str, event: SSEEvent) -> Any:
         return orjson.loads(event.data)
     except orjson.JSONDecodeError:
         raise ProviderError(
-            f"malformed stream from {provider}: event data is not JSON: {_one_line(event.data)!r}",
+            f"malformed stream from {provider}: event data is not JSON: "
+            f"{redact_text(_one_line(event.data))!r}",
             kind=FailureKind.FATAL,
             provider=provider,
         ) from None
@@ -238,7 +241,7 @@ class SSETransport:
             raise ProviderInterrupted(provider=self.provider)
 
     def _error(self, text: str, kind: FailureKind = FailureKind.TRANSIENT) -> ProviderError:
-        return ProviderError(text, kind=kind, provider=self.provider)
+        return ProviderError(redact_text(text), kind=kind, provider=self.provider)  # URLs
 
     def _map_transport(self, exc: Exception, url: str) -> ProviderError:
         if self._interrupt.is_set():

@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 
 from vtcode.errors import ExportError, PersistenceError
 from vtcode.events.types import ThreadEvent
+from vtcode.redact import Redactor
 from vtcode.store.writer import SessionWriter
 
 
@@ -41,8 +42,15 @@ def exporter_name(exporter: Exporter) -> str:
 class DispatchGate:
     """Feeds the canonical `SessionWriter` and then the exporters, in one order."""
 
-    def __init__(self, canonical: SessionWriter, exporters: Sequence[Exporter] = ()) -> None:
+    def __init__(
+        self,
+        canonical: SessionWriter,
+        exporters: Sequence[Exporter] = (),
+        redactor: Redactor | None = None,
+    ) -> None:
         self.canonical = canonical
+        # Secrets are collected once per run, from the environment the run started with.
+        self._redactor = redactor if redactor is not None else Redactor.from_environ()
         self._exporters = list(exporters)
         self._failed: dict[int, str] = {}
         self._mutex = threading.Lock()
@@ -55,6 +63,7 @@ class DispatchGate:
 
     def emit(self, event: ThreadEvent) -> None:
         """Canonical first, then exporters; raises `PersistenceError` when the canonical failed."""
+        event = self._redactor.event(event)  # nothing downstream ever sees a credential
         with self._mutex:
             error: PersistenceError | None = None
             try:

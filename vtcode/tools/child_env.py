@@ -26,14 +26,12 @@ the MCP SDK's default (HOME, LOGNAME, PATH, SHELL, TERM, USER) plus their config
 
 from __future__ import annotations
 
-import fnmatch
-import functools
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from vtcode.config.model import DEFAULT_ENV_EXCLUDES, EnvInherit, ShellEnvironmentPolicy
+from vtcode.redact import name_matcher
 
-__all__ = ["CORE_VARS", "child_environment", "name_matcher"]
+__all__ = ["CORE_VARS", "child_environment"]
 
 CORE_VARS = frozenset(
     {
@@ -53,18 +51,6 @@ CORE_VARS = frozenset(
     }
 )
 _CORE_PREFIXES = ("LC_",)
-
-
-@functools.lru_cache(maxsize=64)
-def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
-    if not patterns:
-        return None
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE)
-
-
-def name_matcher(patterns: Iterable[str]) -> re.Pattern[str] | None:
-    """One compiled, case-insensitive alternation of the globs (None when there are none)."""
-    return _compile(tuple(patterns))
 
 
 def _is_core(name: str) -> bool:

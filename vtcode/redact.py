@@ -1,0 +1,264 @@
+"""Keep credentials out of everything vtcode writes or prints.
+
+vtcode runs with provider keys, tokens and observability headers in its environment, and a model
+it does not control decides what text, tool arguments and command output become events. Whatever
+reaches an event is persisted (events.jsonl), streamed (`--json`, `--events`), derived (Open
+Responses, ATIF, the HTML page, OTel spans) and sent back to the provider on resume. So the
+dispatch gate passes every event through `Redactor.event` before anything sees it, and error and
+warning lines go through `redact_text`. Both replace with `MARKER`:
+
+- the values of the provider key variables (`PROVIDER_KEY_ENVS`), whatever their names' shape;
+- every header value of `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_<SIGNAL>_HEADERS`, as
+  written, percent-decoded, and the credential after an auth scheme (`Bearer <token>`);
+- the value of any variable whose name matches `SECRET_NAME_PATTERNS` (the same globs that keep
+  such variables out of exec_command's children);
+- URL userinfo anywhere: `scheme://user:pass@host` becomes `scheme://***@host`.
+
+Streamed text is emitted as growing snapshots (`item.started`/`item.updated`), so a secret can be
+cut at the end of one: a string that ENDS with the first `PARTIAL_MIN` or more characters of a
+secret has that tail replaced too, and a string ending in `scheme://user:pa` (no `@` yet, a
+non-numeric part after the colon) ends in `scheme://***`.
+
+Values shorter than `MIN_SECRET_LEN` are ignored: no issued credential is that short, and
+removing `true` or `1` from every text would mangle ordinary output. The redactor is a fixed set
+collected once per run (the gate builds it); the common case, an event with no secret in it, costs
+one JSON encoding and a substring scan, and only an event with a hit is rebuilt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import fnmatch
+import functools
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import unquote
+
+import orjson
+
+__all__ = [
+    "MARKER",
+    "MIN_SECRET_LEN",
+    "PROVIDER_KEY_ENVS",
+    "SECRET_NAME_PATTERNS",
+    "Redactor",
+    "collect_secrets",
+    "name_matcher",
+    "redact_text",
+]
+
+MARKER = "[REDACTED]"
+MIN_SECRET_LEN = 8
+PARTIAL_MIN = 6  # a streamed tail this long that starts a secret is removed too
+SECRET_NAME_PATTERNS = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
+PROVIDER_KEY_ENVS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "HF_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+)
+_OTLP_HEADERS = re.compile(r"OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS")
+# scheme://userinfo@ — userinfo stops at what cannot be in an authority (or ends a JSON string);
+# greedy, so a password with an unencoded '@' is taken up to the last one.
+_USERINFO = r"([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"'<>\\@]+(?:@[^\s/?#\"'<>\\@]+)*@"
+_USERINFO_TEXT = re.compile(_USERINFO)
+_USERINFO_BYTES = re.compile(_USERINFO.encode())
+_USERINFO_REPLACEMENT = r"\1***@"
+_AUTH = r"[^\s/?#\"'<>\\@]"
+# A URL cut inside its userinfo at the end of a streamed snapshot: `https://bob:hunt`.
+_PARTIAL_USERINFO = re.compile(rf"([A-Za-z][A-Za-z0-9+.\-]*://){_AUTH}*:({_AUTH}*)\Z")
+_PARTIAL_USERINFO_BYTES = re.compile(rf"://{_AUTH}*:{_AUTH}*\"".encode())
+
+T = TypeVar("T")
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_names(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE)
+
+
+def name_matcher(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One compiled, case-insensitive alternation of shell globs over whole names."""
+    return _compile_names(tuple(patterns))
+
+
+def _header_values(spec: str) -> Iterable[str]:
+    """The values of an OTLP headers variable (`k1=v1,k2=v2`, percent-encoded), in every form."""
+    for pair in spec.split(","):
+        _, sep, value = pair.partition("=")
+        if not sep:
+            continue
+        for form in {value.strip(), unquote(value).strip()}:
+            yield form
+            _, space, credential = form.partition(" ")  # `Bearer <token>`, `Basic <b64>`
+            if space:
+                yield credential.strip()
+
+
+def collect_secrets(
+    environ: Mapping[str, str], *, key_envs: Iterable[str] = (), extra: Iterable[str] = ()
+) -> frozenset[str]:
+    """Every credential value `environ` holds (see the module doc), plus `extra` values."""
+    names = {*PROVIDER_KEY_ENVS, *key_envs}
+    secret_name = name_matcher(SECRET_NAME_PATTERNS)
+    found: set[str] = set(extra)
+    for name, value in environ.items():
+        if _OTLP_HEADERS.fullmatch(name):
+            found.update(_header_values(value))
+        elif name in names or (secret_name is not None and secret_name.match(name)):
+            found.add(value.strip())
+    return frozenset(s for s in found if len(s) >= MIN_SECRET_LEN)
+
+
+def _json_forms(secret: str) -> list[str]:
+    """The secret as it appears in text, and once JSON-escaped (inside encoded tool output)."""
+    escaped = orjson.dumps(secret).decode()[1:-1]
+    return [secret] if escaped == secret else [secret, escaped]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Compiled:
+    pattern: re.Pattern[str] | None  # every form, longest first
+    forms: tuple[str, ...]
+    needles: tuple[bytes, ...]  # each form's head, JSON-escaped as in an encoded event
+
+
+@functools.lru_cache(maxsize=16)
+def _build(secrets: frozenset[str]) -> _Compiled:
+    forms = tuple(sorted({f for s in secrets for f in _json_forms(s)}, key=len, reverse=True))
+    if not forms:
+        return _Compiled(None, (), ())
+    pattern = re.compile("|".join(re.escape(f) for f in forms))
+    # A whole secret and a cut one both contain the head; in an encoded event each form appears
+    # JSON-escaped once more.
+    needles = {orjson.dumps(f[:PARTIAL_MIN])[1:-1] for f in forms}
+    return _Compiled(pattern, forms, tuple(needles))
+
+
+def _mask_cut_userinfo(text: str) -> str:
+    m = _PARTIAL_USERINFO.search(text)
+    if m is None or not m.group(2) or m.group(2).isdigit():  # `host:8080` is a port
+        return text
+    return text[: m.start()] + m.group(1) + "***"
+
+
+class Redactor:
+    """Replaces a fixed set of secret values and URL userinfo with `MARKER` / `***`."""
+
+    __slots__ = ("_c", "secret_count")
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        kept = frozenset(s for s in secrets if len(s) >= MIN_SECRET_LEN)
+        self._c = _build(kept)
+        self.secret_count = len(kept)
+
+    @classmethod
+    def from_environ(
+        cls, environ: Mapping[str, str] | None = None, *, extra: Iterable[str] = ()
+    ) -> Redactor:
+        """The redactor of a run: secrets of `environ` (default `os.environ`) plus `extra`."""
+        return cls(collect_secrets(os.environ if environ is None else environ, extra=extra))
+
+    def text(self, text: str) -> str:
+        """`text` with every secret and URL userinfo replaced (a cut one at the end too)."""
+        if self._c.pattern is not None:
+            text = self._cut_tail(self._c.pattern.sub(MARKER, text))
+        if "://" in text:
+            if "@" in text:
+                text = _USERINFO_TEXT.sub(_USERINFO_REPLACEMENT, text)
+            text = _mask_cut_userinfo(text)
+        return text
+
+    def _cut_tail(self, text: str) -> str:
+        """Replace a tail of `text` that is the beginning (>= PARTIAL_MIN chars) of a secret."""
+        for form in self._c.forms:
+            head = form[:PARTIAL_MIN]
+            i = text.find(head, max(0, len(text) - len(form) + 1))
+            while i != -1:
+                if form.startswith(text[i:]):
+                    return text[:i] + MARKER
+                i = text.find(head, i + 1)
+        return text
+
+    def might_contain(self, encoded: bytes) -> bool:
+        """Whether an encoded value may hold something to redact (no false negatives)."""
+        for needle in self._c.needles:
+            if needle in encoded:
+                return True
+        if b"://" not in encoded:
+            return False
+        if b"@" in encoded and _USERINFO_BYTES.search(encoded) is not None:
+            return True
+        return _PARTIAL_USERINFO_BYTES.search(encoded) is not None
+
+    def encode(self, value: object) -> bytes:
+        """`value` as compact JSON, redacted (for files written beside the event log)."""
+        encoded = orjson.dumps(value)
+        return orjson.dumps(self.value(value)) if self.might_contain(encoded) else encoded
+
+    def event(self, event: T) -> T:
+        """`event` itself when it holds nothing to redact, else a copy with every string redacted.
+
+        Events are frozen dataclasses; the scan runs over their JSON encoding (orjson, in C) so
+        the common case allocates one byte string and walks nothing.
+        """
+        try:
+            encoded = orjson.dumps(event)
+        except TypeError:  # not JSON-encodable as is: walk it anyway
+            return self.value(event)
+        return self.value(event) if self.might_contain(encoded) else event
+
+    def value(self, value: T) -> T:
+        """`value` with every string in it (dataclass fields, dict keys and values, items)
+        redacted; containers and dataclasses are copied only where something changed."""
+        out: Any = self._walk(value)
+        return out  # type: ignore[no-any-return]
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, enum.Enum):
+            return value  # StrEnum members are str, but never secrets: keep their type
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            pairs = [(self._walk(k), self._walk(v)) for k, v in value.items()]
+            if all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True)):
+                return value
+            return dict(pairs)
+        if isinstance(value, list | tuple):
+            items = [self._walk(v) for v in value]
+            if all(a is b for a, b in zip(items, value, strict=True)):
+                return value
+            return items if isinstance(value, list) else tuple(items)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes = {}
+            for f in dataclasses.fields(value):
+                if not f.init:
+                    continue
+                old = getattr(value, f.name)
+                new = self._walk(old)
+                if new is not old:
+                    changes[f.name] = new
+            return dataclasses.replace(value, **changes) if changes else value
+        return value
+
+
+def redact_text(text: str, *, extra: Iterable[str] = ()) -> str:
+    """`text` redacted against the current environment (plus `extra` values): for error and
+    warning lines, which are rare enough to collect the secrets each time."""
+    return Redactor(collect_secrets(os.environ, extra=extra)).text(text)
