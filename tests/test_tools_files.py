@@ -12,7 +12,7 @@ import pytest
 from vtcode.events.enums import FileChangeKind
 from vtcode.tools import files
 from vtcode.tools.base import FileChange, ToolContext, ToolError
-from vtcode.tools.files import ApplyPatchTool
+from vtcode.tools.file_edits import ApplyPatchTool
 from vtcode.tools.paths import relative, resolve_path
 from vtcode.tools.registry import ToolRegistry
 

@@ -1,10 +1,10 @@
-"""Workspace confinement for every path a tool touches.
+"""Workspace confinement as path strings: the protected names, and `resolve_path`.
 
-A path from the model is resolved against the workspace (symlinks followed, `..` collapsed) and
-must land inside it; writes additionally may not touch `.vtcode/` (vtcode's own state) or any
-`.git/` folder. The check is by `realpath`, so a symlink inside the workspace that points outside
-is refused like an absolute path outside. Callers then open files with `O_NOFOLLOW` where they can,
-which narrows (but, without dir-fd walking, does not close) the window between check and use.
+Writes may not touch `.vtcode/` (vtcode's own state) or any `.git/` folder (`refuse_protected`).
+`resolve_path` checks a path string by `realpath` (symlinks followed, `..` collapsed): it serves
+exec_command's `workdir`, which is handed to a child process as a string anyway. The file tools
+never use it: a string checked and then opened can be swapped in between, so they open through
+`vtcode.tools.beneath` (folder fds, openat2 RESOLVE_BENEATH) instead.
 """
 
 from __future__ import annotations
@@ -59,26 +59,10 @@ def resolve_path(
         )
     if write:
         for parts in (_rel_parts(lexical, root), _rel_parts(resolved, root)):
-            _refuse_protected(parts, raw, what)
+            refuse_protected(parts, raw, what)
     if must_exist and not resolved.exists():
         raise ToolError(f"{what} {raw!r} does not exist")
     return resolved
-
-
-def resolve_entry(workspace: Path, raw: str, *, write: bool = False, what: str = "path") -> Path:
-    """Like `resolve_path`, but the last component is not followed (to act on a symlink itself).
-
-    The parent folder is resolved and confined; the entry's own name is checked against the
-    protected names, so a link called `.git` is still refused for writes.
-    """
-    name = Path(raw).name if isinstance(raw, str) else ""
-    if name in ("", ".", ".."):
-        return resolve_path(workspace, raw, write=write, what=what)
-    parent = resolve_path(workspace, str(Path(raw).parent), write=write, what=what)
-    entry = parent / name
-    if write:
-        _refuse_protected(_rel_parts(entry, workspace_root(workspace)), raw, what)
-    return entry
 
 
 def relative(workspace: Path, path: Path) -> str:
@@ -103,7 +87,8 @@ def _rel_parts(path: Path, root: Path) -> tuple[str, ...]:
         return ()
 
 
-def _refuse_protected(parts: tuple[str, ...], raw: str, what: str) -> None:
+def refuse_protected(parts: tuple[str, ...], raw: str, what: str) -> None:
+    """ToolError if workspace-relative `parts` are under `.vtcode/` (top) or any `.git/`."""
     if parts and parts[0] in PROTECTED_TOP:
         raise ToolError(f"{what} {raw!r} is inside {parts[0]}/, which tools may not modify")
     for part in parts:
