@@ -315,6 +315,10 @@ def _env_lines(output: str) -> str:
 
 def _snapshot_event(event: dict[str, Any], ws: Path) -> dict[str, Any]:
     ev = normalise(event, ws)
+    if isinstance(ev.get("usage"), dict):
+        # The replay provider estimates input tokens from the request, which holds the `env`
+        # output: its size depends on the machine and the temp path.
+        ev["usage"]["input_tokens"] = "<environment-sized>"
     item = ev.get("item")
     if isinstance(item, dict) and item.get("type") == "tool_output":
         data = json.loads(item["output"])
@@ -381,7 +385,17 @@ def test_no_canary_reaches_any_output(
     assert {"events.jsonl", "transcript.jsonl"} <= {p.name for p in files}
     assert f"Your key is {MARKER}" in human_run.stderr
     events = raw_events(stdout)  # each line valid against the thread-event schema
-    assert [_snapshot_event(e, ws) for e in events] == snapshot_json
+    # Streamed text snapshots are left out: how often they are emitted is the recorder's choice
+    # (the leak scan above covered each of them; cut secrets are in the redactor table).
+    kept = [e for e in events if not _streamed_text(e)]
+    assert [_snapshot_event(e, ws) for e in kept] == snapshot_json
+
+
+def _streamed_text(event: dict[str, Any]) -> bool:
+    item = event.get("item")
+    return event["type"] in ("item.started", "item.updated") and (
+        isinstance(item, dict) and item.get("type") in ("agent_message", "reasoning")
+    )
 
 
 def test_provider_errors_and_their_events_carry_no_credential(

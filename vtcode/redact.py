@@ -76,11 +76,12 @@ _OTLP_HEADERS = re.compile(r"OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS")
 # greedy, so a password with an unencoded '@' is taken up to the last one.
 _USERINFO = r"([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"'<>\\@]+(?:@[^\s/?#\"'<>\\@]+)*@"
 _USERINFO_TEXT = re.compile(_USERINFO)
-_USERINFO_BYTES = re.compile(_USERINFO.encode())
+_USERINFO_BYTES = re.compile(rb"://[^\s/?#\"'<>\\]+@")  # a literal start: a fast scan
 _USERINFO_REPLACEMENT = r"\1***@"
 _AUTH = r"[^\s/?#\"'<>\\@]"
 # A URL cut inside its userinfo at the end of a streamed snapshot: `https://bob:hunt`.
 _PARTIAL_USERINFO = re.compile(rf"([A-Za-z][A-Za-z0-9+.\-]*://){_AUTH}*:({_AUTH}*)\Z")
+# Its prefilter over an encoded event: `://…:…` running to the end of a JSON string.
 _PARTIAL_USERINFO_BYTES = re.compile(rf"://{_AUTH}*:{_AUTH}*\"".encode())
 
 T = TypeVar("T")
@@ -136,7 +137,7 @@ def _json_forms(secret: str) -> list[str]:
 class _Compiled:
     pattern: re.Pattern[str] | None  # every form, longest first
     forms: tuple[str, ...]
-    needles: tuple[bytes, ...]  # each form's head, JSON-escaped as in an encoded event
+    needles: tuple[bytes, ...]  # each form JSON-escaped, as it appears in an encoded event
 
 
 @functools.lru_cache(maxsize=16)
@@ -145,14 +146,22 @@ def _build(secrets: frozenset[str]) -> _Compiled:
     if not forms:
         return _Compiled(None, (), ())
     pattern = re.compile("|".join(re.escape(f) for f in forms))
-    # A whole secret and a cut one both contain the head; in an encoded event each form appears
-    # JSON-escaped once more.
-    needles = {orjson.dumps(f[:PARTIAL_MIN])[1:-1] for f in forms}
-    return _Compiled(pattern, forms, tuple(needles))
+    # Whole forms, not heads: a long needle is skipped through fast; cut tails are found by
+    # looking at the ends of strings only (`Redactor._has_cut_tail`).
+    needles = {orjson.dumps(f)[1:-1] for f in forms}
+    return _Compiled(pattern, forms, tuple(sorted(needles, key=len, reverse=True)))
+
+
+_SCHEME_MAX = 32
 
 
 def _mask_cut_userinfo(text: str) -> str:
-    m = _PARTIAL_USERINFO.search(text)
+    """`scheme://user:pa` at the very end of `text` becomes `scheme://***`."""
+    j = text.rfind("://")
+    if j < 0:
+        return text
+    start = max(0, j - _SCHEME_MAX)
+    m = _PARTIAL_USERINFO.search(text, start)
     if m is None or not m.group(2) or m.group(2).isdigit():  # `host:8080` is a port
         return text
     return text[: m.start()] + m.group(1) + "***"
@@ -197,20 +206,39 @@ class Redactor:
         return text
 
     def might_contain(self, encoded: bytes) -> bool:
-        """Whether an encoded value may hold something to redact (no false negatives)."""
+        """Whether an encoded value holds a whole secret or URL userinfo (a cut one at the end
+        of a string is `_has_cut_tail`'s to find)."""
         for needle in self._c.needles:
             if needle in encoded:
                 return True
-        if b"://" not in encoded:
-            return False
-        if b"@" in encoded and _USERINFO_BYTES.search(encoded) is not None:
+        return b"@" in encoded and _USERINFO_BYTES.search(encoded) is not None
+
+    def _has_cut_tail(self, value: object, urls: bool) -> bool:
+        """Whether a string in `value` ends with the beginning of a secret or inside userinfo."""
+        if isinstance(value, str):
+            if self._c.forms and self._cut_tail(value) is not value:
+                return True
+            return urls and _mask_cut_userinfo(value) is not value
+        if isinstance(value, dict):
+            return any(self._has_cut_tail(v, urls) for v in value.values()) or any(
+                self._has_cut_tail(k, urls) for k in value
+            )
+        if isinstance(value, list | tuple):
+            return any(self._has_cut_tail(v, urls) for v in value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return any(self._has_cut_tail(getattr(value, f.name), urls) for f in _fields(value))
+        return False
+
+    def _needs_walk(self, value: object, encoded: bytes) -> bool:
+        if self.might_contain(encoded):
             return True
-        return _PARTIAL_USERINFO_BYTES.search(encoded) is not None
+        urls = b"://" in encoded and _PARTIAL_USERINFO_BYTES.search(encoded) is not None
+        return (bool(self._c.forms) or urls) and self._has_cut_tail(value, urls)
 
     def encode(self, value: object) -> bytes:
         """`value` as compact JSON, redacted (for files written beside the event log)."""
         encoded = orjson.dumps(value)
-        return orjson.dumps(self.value(value)) if self.might_contain(encoded) else encoded
+        return orjson.dumps(self.value(value)) if self._needs_walk(value, encoded) else encoded
 
     def event(self, event: T) -> T:
         """`event` itself when it holds nothing to redact, else a copy with every string redacted.
@@ -222,7 +250,7 @@ class Redactor:
             encoded = orjson.dumps(event)
         except TypeError:  # not JSON-encodable as is: walk it anyway
             return self.value(event)
-        return self.value(event) if self.might_contain(encoded) else event
+        return self.value(event) if self._needs_walk(event, encoded) else event
 
     def value(self, value: T) -> T:
         """`value` with every string in it (dataclass fields, dict keys and values, items)
@@ -247,15 +275,25 @@ class Redactor:
             return items if isinstance(value, list) else tuple(items)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             changes = {}
-            for f in dataclasses.fields(value):
-                if not f.init:
-                    continue
+            for f in _fields(value):
                 old = getattr(value, f.name)
                 new = self._walk(old)
                 if new is not old:
                     changes[f.name] = new
             return dataclasses.replace(value, **changes) if changes else value
         return value
+
+
+_FIELDS: dict[type, tuple[dataclasses.Field[Any], ...]] = {}
+
+
+def _fields(value: object) -> tuple[dataclasses.Field[Any], ...]:
+    """The init fields of a dataclass instance (cached per class: events are walked often)."""
+    cls = type(value)
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = tuple(f for f in dataclasses.fields(cls) if f.init)  # type: ignore[arg-type]
+    return found
 
 
 def redact_text(text: str, *, extra: Iterable[str] = ()) -> str:
