@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import posixpath
 import stat
@@ -128,6 +129,13 @@ class Opened:
     is_dir: bool
 
 
+@functools.lru_cache(maxsize=64)
+def _realpath(path: str) -> str:
+    """The workspace's canonical spelling, once per process (a realpath costs ~20 us per call;
+    it only maps absolute paths and symlink targets, the fd opened from it is the anchor)."""
+    return os.path.realpath(path)
+
+
 def open_workspace(workspace: Path) -> Beneath:
     """`Beneath(workspace)`, or a ToolError when the workspace folder itself cannot be opened."""
     try:
@@ -140,8 +148,8 @@ class Beneath:
     """The workspace as a folder fd; every path a file tool uses is resolved from it."""
 
     def __init__(self, workspace: Path) -> None:
-        self.real = os.path.realpath(workspace)
         self.given = str(Path(workspace).absolute())
+        self.real = _realpath(self.given)
         self.fd = os.open(self.real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
     def __enter__(self) -> Beneath:
@@ -244,7 +252,8 @@ class Beneath:
     def _where(self, fd: int) -> str | None:
         """The physical relative path of an open folder (the kernel's name for it)."""
         try:
-            return self.strip_root(str(Path(f"/proc/self/fd/{fd}").readlink()))
+            # os.readlink, not Path.readlink: this runs on every call and pathlib costs 15 us
+            return self.strip_root(os.readlink(f"/proc/self/fd/{fd}"))  # noqa: PTH115
         except OSError:
             return None
 
