@@ -178,9 +178,8 @@ class ListFilesTool:
 
     spec = tool_spec(
         "list_files",
-        "List files in a workspace folder (folders end with '/', FIFOs, sockets and devices are "
-        "marked like 'name [fifo]'). `recursive` walks subfolders; `.git` and `.vtcode` are "
-        "skipped and symlinked folders are not followed.",
+        "List files in a workspace folder (folders end with '/'). `recursive` walks "
+        "subfolders; `.git` and `.vtcode` are skipped and symlinked folders are not followed.",
         {
             "path": {"type": "string", "minLength": 1, "default": "."},
             "recursive": {"type": "boolean", "default": False},
