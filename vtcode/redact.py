@@ -138,21 +138,24 @@ class _Compiled:
     pattern: re.Pattern[str] | None  # every form, longest first
     forms: tuple[str, ...]
     needles: tuple[bytes, ...]  # each form JSON-escaped, as it appears in an encoded event
+    heads: tuple[bytes, ...]  # the same, first PARTIAL_MIN characters only
 
 
 @functools.lru_cache(maxsize=16)
 def _build(secrets: frozenset[str]) -> _Compiled:
     forms = tuple(sorted({f for s in secrets for f in _json_forms(s)}, key=len, reverse=True))
     if not forms:
-        return _Compiled(None, (), ())
+        return _Compiled(None, (), (), ())
     pattern = re.compile("|".join(re.escape(f) for f in forms))
     # Whole forms, not heads: a long needle is skipped through fast; cut tails are found by
     # looking at the ends of strings only (`Redactor._has_cut_tail`).
     needles = {orjson.dumps(f)[1:-1] for f in forms}
-    return _Compiled(pattern, forms, tuple(sorted(needles, key=len, reverse=True)))
+    heads = {orjson.dumps(f[:PARTIAL_MIN])[1:-1] for f in forms}
+    return _Compiled(pattern, forms, tuple(sorted(needles, key=len, reverse=True)), tuple(heads))
 
 
 _SCHEME_MAX = 32
+_HEAD_SCAN_MAX = 4096  # bench/redact.py: below this, short-needle scans cost less than a walk
 
 
 def _mask_cut_userinfo(text: str) -> str:
@@ -219,21 +222,25 @@ class Redactor:
             if self._c.forms and self._cut_tail(value) is not value:
                 return True
             return urls and _mask_cut_userinfo(value) is not value
+        if value is None or isinstance(value, int | float | enum.Enum):
+            return False
         if isinstance(value, dict):
             return any(self._has_cut_tail(v, urls) for v in value.values()) or any(
                 self._has_cut_tail(k, urls) for k in value
             )
         if isinstance(value, list | tuple):
             return any(self._has_cut_tail(v, urls) for v in value)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return any(self._has_cut_tail(getattr(value, f.name), urls) for f in _fields(value))
-        return False
+        fields = _fields(value)
+        return any(self._has_cut_tail(getattr(value, f.name), urls) for f in fields)
 
     def _needs_walk(self, value: object, encoded: bytes) -> bool:
         if self.might_contain(encoded):
             return True
         urls = b"://" in encoded and _PARTIAL_USERINFO_BYTES.search(encoded) is not None
-        return (bool(self._c.forms) or urls) and self._has_cut_tail(value, urls)
+        cut = bool(self._c.forms)
+        if cut and len(encoded) <= _HEAD_SCAN_MAX:  # small: scanning for heads beats a walk
+            cut = any(head in encoded for head in self._c.heads)
+        return (cut or urls) and self._has_cut_tail(value, urls)
 
     def encode(self, value: object) -> bytes:
         """`value` as compact JSON, redacted (for files written beside the event log)."""
@@ -273,9 +280,10 @@ class Redactor:
             if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
             return items if isinstance(value, list) else tuple(items)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = _fields(value)
+        if fields:
             changes = {}
-            for f in _fields(value):
+            for f in fields:
                 old = getattr(value, f.name)
                 new = self._walk(old)
                 if new is not old:
@@ -288,11 +296,15 @@ _FIELDS: dict[type, tuple[dataclasses.Field[Any], ...]] = {}
 
 
 def _fields(value: object) -> tuple[dataclasses.Field[Any], ...]:
-    """The init fields of a dataclass instance (cached per class: events are walked often)."""
+    """The init fields of a dataclass instance, none for anything else (cached per class:
+    events are walked often)."""
     cls = type(value)
     found = _FIELDS.get(cls)
     if found is None:
-        found = _FIELDS[cls] = tuple(f for f in dataclasses.fields(cls) if f.init)  # type: ignore[arg-type]
+        found = ()
+        if dataclasses.is_dataclass(cls):
+            found = tuple(f for f in dataclasses.fields(cls) if f.init)
+        _FIELDS[cls] = found
     return found
 
 
