@@ -481,3 +481,40 @@ def test_policy_keys_reach_a_real_child(tmp_path: Path) -> None:
         "TERM",
     }
     assert "VT_SET=from-set" in output.splitlines()
+
+
+def test_secrets_set_by_the_configuration_are_redacted_too(tmp_path: Path) -> None:
+    """`[shell_environment_policy] set` hands a command a token vtcode's environment never had."""
+    token = "cfg-canary-deploy-60221"
+    script = tmp_path / "echo.toml"
+    script.write_text(
+        '[provider]\nmodel = "replay-1"\n\n[[turn]]\n[[turn.tool_calls]]\nname = "exec_command"\n'
+        'arguments = { command = "echo \\"deploy=$DEPLOY_TOKEN\\"", yield_time_ms = 30000 }\n\n'
+        '[[turn]]\ntext = "done"\n'
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    proc = vtcode(
+        [
+            "-c",
+            f'shell_environment_policy.set={{DEPLOY_TOKEN="{token}"}}',
+            "exec",
+            "--json",
+            "--session-id",
+            "cfg",
+            "--script",
+            str(script),
+            "go",
+        ],
+        ws,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (output,) = [
+        json.loads(e["item"]["output"])["output"]
+        for e in raw_events(proc.stdout)
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    ]
+    assert output == f"deploy={MARKER}\n"  # the child got it; no output keeps it
+    for path in (ws / ".vtcode").rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes(), path

@@ -48,6 +48,7 @@ __all__ = [
     "collect_secrets",
     "name_matcher",
     "redact_text",
+    "remember_secrets",
 ]
 
 MARKER = "[REDACTED]"
@@ -115,16 +116,29 @@ def _header_values(spec: str) -> Iterable[str]:
 def collect_secrets(
     environ: Mapping[str, str], *, key_envs: Iterable[str] = (), extra: Iterable[str] = ()
 ) -> frozenset[str]:
-    """Every credential value `environ` holds (see the module doc), plus `extra` values."""
+    """Every credential value `environ` holds (see the module doc), plus `extra` values and
+    those remembered from the configuration (`remember_secrets`)."""
     names = {*PROVIDER_KEY_ENVS, *key_envs}
     secret_name = name_matcher(SECRET_NAME_PATTERNS)
-    found: set[str] = set(extra)
+    found: set[str] = {*extra, *_remembered}
     for name, value in environ.items():
         if _OTLP_HEADERS.fullmatch(name):
             found.update(_header_values(value))
         elif name in names or (secret_name is not None and secret_name.match(name)):
             found.add(value.strip())
     return frozenset(s for s in found if len(s) >= MIN_SECRET_LEN)
+
+
+_remembered: frozenset[str] = frozenset()
+
+
+def remember_secrets(envs: Iterable[Mapping[str, str]]) -> None:
+    """Treat the secret-named values of these variable tables as secrets for the rest of the
+    process: the configuration's own (`[shell_environment_policy] set`, `[mcp.servers.*] env`)
+    never reach vtcode's environment, yet a command or a server can print them."""
+    global _remembered
+    found = {v for env in envs for v in collect_secrets(env)}
+    _remembered = _remembered | found
 
 
 def _json_forms(secret: str) -> list[str]:

@@ -39,7 +39,7 @@ from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
 from vtcode.loop.runner import LoopHooks, Runner, RunResult, UserTurns
 from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.providers.messages import Message
-from vtcode.redact import redact_text
+from vtcode.redact import redact_text, remember_secrets
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -202,6 +202,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
     from vtcode.tools.registry import default_registry
 
     cfg = req.config
+    remember_secrets([cfg.shell_environment_policy.set, *(s.env for s in cfg.mcp.servers.values())])
     history: list[Message] = []
     first_item = 0
     forked_from: str | None = None
