@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from conftest import ScriptedReply, SSEServer
 
-from tests.exec_support import normalise, raw_events, vtcode
+from tests.exec_support import SCRIPTS, normalise, raw_events, vtcode
 from vtcode.config.model import EnvInherit, ShellEnvironmentPolicy
 from vtcode.events.enums import ToolCallStatus
 from vtcode.events.types import (
@@ -518,3 +518,32 @@ def test_secrets_set_by_the_configuration_are_redacted_too(tmp_path: Path) -> No
     for path in (ws / ".vtcode").rglob("*"):
         if path.is_file():
             assert token.encode() not in path.read_bytes(), path
+
+
+def test_compaction_artifacts_keep_no_secret(tmp_path: Path) -> None:
+    """History archive, envelope, summary and previews are written beside the log: redacted."""
+    key = CANARIES["OPENAI_API_KEY"]
+    proc = vtcode(
+        [
+            "exec",
+            "--json",
+            "--session-id",
+            "cmp",
+            "--script",
+            str(SCRIPTS / "context-auto.toml"),
+            f"count the files; the key is {key}",
+        ],
+        tmp_path,
+        env={"VTCODE_TOKENIZER": "bytes", "OPENAI_API_KEY": key},
+    )
+    assert proc.returncode == 0, proc.stderr
+    (boundary,) = [e for e in raw_events(proc.stdout) if e["type"] == "thread.compact_boundary"]
+    archive = tmp_path / boundary["history_artifact_path"]
+    first = json.loads(archive.read_text().splitlines()[1])
+    assert first == {"role": "user", "content": f"count the files; the key is {MARKER}"}
+    leaks = [
+        str(p.relative_to(tmp_path))
+        for p in tmp_path.rglob("*")
+        if p.is_file() and key.encode() in p.read_bytes()
+    ]
+    assert leaks == []

@@ -9,7 +9,8 @@ for the next session's orientation, and spool files for previewed messages.
 - `.vtcode/context/compaction/<sha256>.txt`: full text of each message shown as a preview.
 
 Every file is written atomically (temp, fsync, replace, fsync folder), 0600 in 0700 folders, so a
-crash leaves either the old file or the new one.
+crash leaves either the old file or the new one. Like the event log, none of them keeps a
+credential (`vtcode.redact`): history, envelope, summary and previews are redacted on the way out.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from vtcode.fsutil import atomic_write_bytes, atomic_write_json, ensure_private_
 from vtcode.ids import check_id
 from vtcode.jsontypes import encode
 from vtcode.providers.messages import Message
+from vtcode.redact import Redactor
 
 __all__ = [
     "ArchivePaths",
@@ -92,10 +94,11 @@ def write_archive(
 
     ensure_private_dir(paths.history.parent)
     meta = dataclasses.replace(meta, envelope_path=paths.envelope_relative)
+    redactor = Redactor.from_environ()
     lines = [orjson.dumps(encode(meta))]
-    lines.extend(orjson.dumps(message_to_json(m)) for m in history)
+    lines.extend(redactor.encode(message_to_json(m)) for m in history)
     atomic_write_bytes(paths.history, b"\n".join(lines) + b"\n")
-    atomic_write_json(paths.envelope, encode(envelope), pretty=True)
+    atomic_write_json(paths.envelope, redactor.value(encode(envelope)), pretty=True)
 
 
 def write_compaction_summary(
@@ -118,16 +121,17 @@ def write_compaction_summary(
     ]
     if history_artifact_path:
         lines.append(f"- **History artifact:** {history_artifact_path}")
-    text = "\n".join(lines) + "\n\n" + summary.strip() + "\n"
+    text = "\n".join(lines) + "\n\n" + Redactor.from_environ().text(summary.strip()) + "\n"
     atomic_write_bytes(path, text.encode("utf-8", "replace"))
     return path
 
 
 def write_spools(workspace: Path, spools: list[Spool]) -> None:
     """Write each spool file once (names are content hashes, so an existing one is identical)."""
+    redactor = Redactor.from_environ()
     for s in spools:
         path = Path(workspace) / s.path
         if path.exists():
             continue
         ensure_private_dir(path.parent)
-        atomic_write_bytes(path, s.content.encode("utf-8", "surrogatepass"))
+        atomic_write_bytes(path, redactor.text(s.content).encode("utf-8", "surrogatepass"))

@@ -17,6 +17,7 @@ import orjson
 from vtcode.context.models import SessionMemoryEnvelope
 from vtcode.fsutil import atomic_write_json, ensure_private_dir, read_regular
 from vtcode.jsontypes import U32, U64, DecodeError, decode, encode
+from vtcode.redact import Redactor
 
 __all__ = ["CONTEXT_STATE_SCHEMA_VERSION", "ContextState", "load_state", "save_state", "state_path"]
 
@@ -56,4 +57,5 @@ def load_state(workspace: Path, session_id: str) -> ContextState | None:
 def save_state(workspace: Path, state: ContextState) -> None:
     path = state_path(workspace, state.session_id)
     ensure_private_dir(path.parent)
-    atomic_write_json(path, encode(state), pretty=True)
+    # It holds the envelope (task, summary): no credential in it is kept (`vtcode.redact`).
+    atomic_write_json(path, Redactor.from_environ().value(encode(state)), pretty=True)

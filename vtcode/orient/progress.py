@@ -24,6 +24,7 @@ from vtcode.fsutil import atomic_write_json, ensure_private_dir, read_regular
 from vtcode.jsontypes import DecodeError, decode, encode
 from vtcode.orient.models import Milestone, MilestoneStatus, ProgressLedger
 from vtcode.orient.paths import TASK_TRACKER, tasks_dir
+from vtcode.redact import Redactor
 
 __all__ = [
     "ProgressMonitor",
@@ -208,7 +209,8 @@ def save_progress(workspace: Path, ledger: ProgressLedger, *, durable: bool = Tr
     if not path.parent.parent.is_dir():
         raise FileNotFoundError(f"session folder {path.parent.parent} does not exist")
     ensure_private_dir(path.parent)
-    atomic_write_json(path, encode(ledger), durable=durable)
+    # The task text quotes the user's prompt: no credential in it is kept (`vtcode.redact`).
+    atomic_write_json(path, Redactor.from_environ().value(encode(ledger)), durable=durable)
     _note_recent(workspace, ledger.session_id)
     return path
 
