@@ -2,9 +2,21 @@
 
 Item ids are `item_<n>` from a per-session counter; a tool output's id is `<invocation id>:output`
 and its `call_id` is the invocation's item id; streamed text emits `item.started` for the first
-snapshot, `item.updated` with the WHOLE accumulated text afterwards, and `item.completed` at the
-end (a non-streamed text is a lone `item.completed`; empty text is never emitted); streamed tool
-arguments update at most 8 times per call and only after >= 512 new bytes.
+visible snapshot, `item.updated` with the WHOLE accumulated text afterwards, and `item.completed`
+at the end (a non-streamed text is a lone `item.completed`; empty text is never emitted); streamed
+tool arguments update at most 8 times per call and only after >= 512 new bytes.
+
+Every snapshot repeats the whole text, so one per delta made the log quadratic in the answer (a
+64 KiB answer wrote 90 MB and filled the drain queue). Text and reasoning therefore update only
+once they have grown by max(`MIN_TEXT_UPDATE_BYTES`, the size last emitted): the snapshots double,
+so all of them together are at most twice the answer and the log stays linear in its size (with
+the completion, about 3x in the worst case). `MAX_TEXT_UPDATE_EVENTS` caps them per item besides.
+Deltas are kept as a list of chunks with a running byte count and joined only when a snapshot is
+emitted, so accumulation is linear in CPU as well.
+
+A stream that fails or is cancelled after its text was shown closes the item with `abort`: the
+completion carries the text received, then a `[response cut short: <why>]` line, so no consumer
+takes a partial answer for a finished one.
 """
 
 from __future__ import annotations
@@ -43,8 +55,29 @@ from vtcode.events.types import (
 
 MIN_TOOL_ARG_UPDATE_BYTES = 512
 MAX_TOOL_ARG_UPDATE_EVENTS = 8
+MIN_TEXT_UPDATE_BYTES = 1024
+MAX_TEXT_UPDATE_EVENTS = 16
+CUT_SHORT = "response cut short"
 
 Emit = Callable[[ThreadEvent], None]
+
+
+class _Chunks:
+    """Text arriving in pieces: appended in O(1), joined only when the whole is asked for."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self.nbytes = 0
+
+    def append(self, piece: str) -> None:
+        self._parts.append(piece)
+        self.nbytes += len(piece.encode())
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
 
 
 class StreamingText:
@@ -54,33 +87,63 @@ class StreamingText:
         self._rec = rec
         self._kind = kind
         self.item_id: str | None = None
-        self.text = ""
+        self._chunks = _Chunks()
+        self._visible = False  # a non-whitespace character has arrived
+        self._emitted_bytes = 0  # size of the last snapshot emitted
+        self._updates = 0
 
-    def _item(self) -> ThreadItem:
+    @property
+    def text(self) -> str:
+        """Everything received so far."""
+        return self._chunks.text
+
+    def _item(self, text: str) -> ThreadItem:
         assert self.item_id is not None
         details: AgentMessageItem | ReasoningItem = (
-            AgentMessageItem(text=self.text)
+            AgentMessageItem(text=text)
             if self._kind == "agent_message"
-            else ReasoningItem(text=self.text)
+            else ReasoningItem(text=text)
         )
         return ThreadItem(id=self.item_id, details=details)
 
     def push(self, delta: str) -> None:
-        self.text += delta
-        if not self.text.strip():
-            return
+        self._chunks.append(delta)
+        if not self._visible:
+            if not delta.strip():
+                return
+            self._visible = True
+        size = self._chunks.nbytes
         if self.item_id is None:
             self.item_id = self._rec.next_item_id()
-            self._rec.emit(ItemStartedEvent(item=self._item()))
-        else:
-            self._rec.emit(ItemUpdatedEvent(item=self._item()))
+            self._emitted_bytes = size
+            self._rec.emit(ItemStartedEvent(item=self._item(self.text)))
+            return
+        grown = size - self._emitted_bytes
+        if (
+            grown >= max(MIN_TEXT_UPDATE_BYTES, self._emitted_bytes)
+            and self._updates < MAX_TEXT_UPDATE_EVENTS
+        ):
+            self._updates += 1
+            self._emitted_bytes = size
+            self._rec.emit(ItemUpdatedEvent(item=self._item(self.text)))
 
     def finish(self) -> None:
-        if not self.text.strip():
+        """The stream completed: the item ends with the whole text."""
+        if not self._visible:
             return
         if self.item_id is None:
             self.item_id = self._rec.next_item_id()
-        self._rec.emit(ItemCompletedEvent(item=self._item()))
+        self._rec.emit(ItemCompletedEvent(item=self._item(self.text)))
+
+    def abort(self, why: str) -> None:
+        """The stream failed or was cancelled: a started item ends marked as cut short.
+
+        Nothing is emitted for text that was never shown (an unstarted item stays unwritten).
+        """
+        if self.item_id is None:
+            return
+        text = f"{self.text}\n\n[{CUT_SHORT}: {why}]"
+        self._rec.emit(ItemCompletedEvent(item=self._item(text)))
 
 
 class StreamingToolCall:
@@ -91,7 +154,7 @@ class StreamingToolCall:
         self.name = name
         self.tool_call_id = tool_call_id
         self.item_id = rec.next_item_id()
-        self.raw_args = ""
+        self._args = _Chunks()
         self._last_update_len = 0
         self._updates = 0
         rec.emit(ItemStartedEvent(item=self._item(None, ToolCallStatus.IN_PROGRESS, None)))
@@ -110,12 +173,17 @@ class StreamingToolCall:
             ),
         )
 
+    @property
+    def raw_args(self) -> str:
+        """The argument text received so far."""
+        return self._args.text
+
     def push(self, delta: str) -> None:
-        self.raw_args += delta
-        grown = len(self.raw_args.encode()) - self._last_update_len
+        self._args.append(delta)
+        grown = self._args.nbytes - self._last_update_len
         if grown >= MIN_TOOL_ARG_UPDATE_BYTES and self._updates < MAX_TOOL_ARG_UPDATE_EVENTS:
             self._updates += 1
-            self._last_update_len = len(self.raw_args.encode())
+            self._last_update_len = self._args.nbytes
             self._rec.emit(
                 ItemUpdatedEvent(item=self._item(self.raw_args, ToolCallStatus.IN_PROGRESS, None))
             )

@@ -361,13 +361,14 @@ class Runner:
                     elif isinstance(ev, ResponseCompleted):
                         completed = ev
         except ProviderError as e:
-            reasoning.finish()
-            text.finish()
+            # A partial answer is closed as cut short, never as a finished message.
+            reasoning.abort(e.message)
+            text.abort(e.message)
             self._provider_failed(e, calls)
             return
         except Cancelled:
-            reasoning.finish()
-            text.finish()
+            reasoning.abort("cancelled")
+            text.abort("cancelled")
             for sc in calls.values():
                 sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
                 sc.output("cancelled before it ran", ToolCallStatus.FAILED)
