@@ -23,6 +23,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 import orjson
 
@@ -89,6 +90,10 @@ def with_secret(event: ThreadEvent, secret: str) -> ThreadEvent:
     return type(event)(item=item)
 
 
+def _scan_in(needles: list[bytes], data: bytes) -> bool:
+    return any(n in data for n in needles)
+
+
 def best(fn: Callable[[], object], repeat: int, inner: int) -> float:
     """Best per-call seconds over `repeat` rounds of `inner` calls."""
     times = []
@@ -113,14 +118,14 @@ def main(quick: bool) -> None:
         hit = with_secret(event, CI_ENV["GITHUB_TOKEN"])
         assert typical.event(hit) is not hit and typical.event(event) is event
         encoded = orjson.dumps(event)
-        base = best(lambda e=event: encode_raw_line(e), repeat, inner)
+        base = best(partial(encode_raw_line, event), repeat, inner)
         cols = [
-            best(lambda e=event: none.event(e), repeat, inner),
-            best(lambda e=event: typical.event(e), repeat, inner),
-            best(lambda e=hit: typical.event(e), repeat, inner),
+            best(partial(none.event, event), repeat, inner),
+            best(partial(typical.event, event), repeat, inner),
+            best(partial(typical.event, hit), repeat, inner),
         ]
-        scan_in = best(lambda b=encoded: any(n in b for n in needles), repeat, inner)
-        scan_re = best(lambda b=encoded: alternation.search(b), repeat, inner)
+        scan_in = best(partial(_scan_in, needles, encoded), repeat, inner)
+        scan_re = best(partial(alternation.search, encoded), repeat, inner)
         cells = "".join(f"{c * 1e6:>8.1f} µs {c / base:>4.2f}x" for c in cols)
         print(
             f"{name:<18}{base * 1e6:>7.1f} µs{cells}"
