@@ -30,7 +30,7 @@ class SSEParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buf = ""
+        self._pending: list[str] = []  # the start of a line whose end has not arrived
         self._data: list[str] = []
         self._event = ""
         self._id: str | None = None
@@ -52,33 +52,43 @@ class SSEParser:
                 text = text[1:]
         if not text:
             return []
-        buf = self._buf + text
+        # Linear in the bytes fed: each terminator is searched for once (the next CR and LF
+        # positions are kept), and a line split across chunks waits as pieces in `_pending`,
+        # joined once when its end arrives (no re-concatenation or rescan per chunk).
         out: list[SSEEvent] = []
         start = 0
-        n = len(buf)
-        while True:
-            cr = buf.find("\r", start)
-            lf = buf.find("\n", start)
-            if cr < 0 and lf < 0:
-                break
+        n = len(text)
+        cr = text.find("\r")
+        lf = text.find("\n")
+        while cr >= 0 or lf >= 0:
             if lf < 0 or (0 <= cr < lf):
                 end = cr
                 if cr + 1 < n:
-                    nxt = cr + 2 if buf[cr + 1] == "\n" else cr + 1
+                    nxt = cr + 2 if text[cr + 1] == "\n" else cr + 1
                 else:
                     nxt = cr + 1
                     self._skip_lf = True
             else:
                 end, nxt = lf, lf + 1
-            self._line(buf[start:end], out)
+            line = text[start:end]
+            if self._pending:
+                self._pending.append(line)
+                line = "".join(self._pending)
+                self._pending = []
+            self._line(line, out)
             start = nxt
-        self._buf = buf[start:]
+            if 0 <= cr < start:
+                cr = text.find("\r", start)
+            if 0 <= lf < start:
+                lf = text.find("\n", start)
+        if start < n:
+            self._pending.append(text[start:])
         return out
 
     def close(self) -> list[SSEEvent]:
         """End of stream: a torn last line is dropped; complete data lines still dispatch."""
         tail = self._decoder.decode(b"", final=True)
-        self._buf = ""
+        self._pending = []
         del tail  # an unterminated line is torn: never half-parse it
         out: list[SSEEvent] = []
         self._dispatch(out)
