@@ -166,8 +166,9 @@ def test_no_canary_reaches_any_output(
         base += ["-c", "shell_environment_policy.ignore_default_excludes=true"]
     env = _canary_env()
     run = [*base, "exec", "--script", str(script), "--session-id"]
+    outputs = ["--events", "ev.jsonl", "--last-message-file", "last.txt", "--record", "rec.toml"]
     json_run = vtcode(
-        [*run, "s-json", "--json", "--events", "ev.jsonl", "--last-message-file", "last.txt", "go"],
+        [*run, "s-json", "--json", *outputs, "go"],
         ws,
         env=env,
     )
@@ -199,7 +200,8 @@ def test_no_canary_reaches_any_output(
     stdout = json_run.stdout
     assert "https://***@llm.example.invalid/v1" in stdout  # the `env` line of the base URL
     assert (ws / "last.txt").read_text().startswith(f"Your key is {MARKER}, the token {MARKER}")
-    assert {"page.html", "ev.jsonl", "last.txt"} <= {p.name for p in files}
+    assert {"page.html", "ev.jsonl", "last.txt", "rec.toml"} <= {p.name for p in files}
+    assert f"Your key is {MARKER}" in (ws / "rec.toml").read_text()
     assert {"events.jsonl", "transcript.jsonl"} <= {p.name for p in files}
     assert f"Your key is {MARKER}" in human_run.stderr
     events = raw_events(stdout)  # each line valid against the thread-event schema

@@ -30,6 +30,7 @@ from vtcode.providers.script import (
     tool_call_for_arguments,
     write_script,
 )
+from vtcode.redact import Redactor
 
 __all__ = ["RecordingProvider"]
 
@@ -147,7 +148,8 @@ class RecordingProvider:
 
     def _write(self) -> None:
         header = f"Recorded by vtcode {__version__} from provider {self.name}, model {self.model}."
-        write_script(self.path, self.script(), header=header)
+        # A model that repeats a credential must not leave it in the script (`vtcode.redact`).
+        write_script(self.path, Redactor.from_environ().value(self.script()), header=header)
 
     def close(self) -> None:
         """Write the script (even when empty) and close the wrapped provider."""
