@@ -125,6 +125,7 @@ def test_collects_provider_keys_otlp_headers_and_secret_names() -> None:
         "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key=traces-key-5678",
         "My_Db_Password": "db-password-1",  # any case
         "SHORT_TOKEN": "1234567",  # too short to be a credential: ignored
+        "VTCODE_TOKENIZER": "tiktoken",  # a setting whose name looks secret
         "PATH": "/usr/local/bin:/usr/bin",  # not a secret name
     }
     assert collect_secrets(env) == {

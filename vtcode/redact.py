@@ -42,6 +42,7 @@ import orjson
 __all__ = [
     "MARKER",
     "MIN_SECRET_LEN",
+    "NOT_SECRET_NAMES",
     "PROVIDER_KEY_ENVS",
     "SECRET_NAME_PATTERNS",
     "Redactor",
@@ -72,6 +73,8 @@ PROVIDER_KEY_ENVS = (
     "GITHUB_TOKEN",
     "GH_TOKEN",
 )
+# Names that match the secret globs but hold settings, not credentials (`tiktoken` is no secret).
+NOT_SECRET_NAMES = frozenset({"VTCODE_TOKENIZER", "TOKENIZERS_PARALLELISM", "KEYTIMEOUT"})
 _OTLP_HEADERS = re.compile(r"OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS")
 # scheme://userinfo@ — userinfo stops at what cannot be in an authority (or ends a JSON string);
 # greedy, so a password with an unencoded '@' is taken up to the last one.
@@ -124,7 +127,9 @@ def collect_secrets(
     for name, value in environ.items():
         if _OTLP_HEADERS.fullmatch(name):
             found.update(_header_values(value))
-        elif name in names or (secret_name is not None and secret_name.match(name)):
+        elif name in names or (
+            secret_name is not None and secret_name.match(name) and name not in NOT_SECRET_NAMES
+        ):
             found.add(value.strip())
     return frozenset(s for s in found if len(s) >= MIN_SECRET_LEN)
 
