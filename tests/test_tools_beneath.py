@@ -264,6 +264,49 @@ def test_symlinks_inside_the_workspace_are_followed(
     assert (links / "src/new.py").read_text() == "n\n"
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("rel-vt/x", r"inside \.vtcode/"),
+        ("rel-git/hooks/pre-commit", r"inside a \.git/ folder"),
+        ("src/up/.vtcode/y", r"inside \.vtcode/"),
+        ("rel-git-file", r"inside a \.git/ folder"),
+    ],
+)
+def test_writes_through_links_to_protected_folders_are_refused(
+    backend: str,
+    links: Path,
+    tool_registry: ToolRegistry,
+    tool_ctx: ToolContext,
+    raw: str,
+    message: str,
+) -> None:
+    """The protected names are checked on the physical path, whichever resolver ran."""
+    (links / ".vtcode").mkdir()
+    (links / ".git/hooks").mkdir(parents=True)
+    (links / ".git/config").write_text("[core]\n")
+    (links / "rel-vt").symlink_to(".vtcode")
+    (links / "rel-git").symlink_to(".git")
+    (links / "rel-git-file").symlink_to(".git/config")
+    (links / "src/up").symlink_to("..")
+    # a link to a file has content to update; a path through a folder link gets a new file
+    op = (
+        f"*** Update File: {raw}\n-[core]\n+[x]\n"
+        if raw == "rel-git-file"
+        else f"*** Add File: {raw}.new\n+x\n"
+    )
+    calls = [
+        ("write_file", {"path": raw, "content": "pwned"}),
+        ("apply_patch", {"input": BEGIN + op + "*** End Patch"}),
+    ]
+    for name, args in calls:
+        with pytest.raises(ToolError, match=message):
+            tool_registry.run(name, args, tool_ctx)
+    assert sorted(p.name for p in (links / ".vtcode").iterdir()) == []
+    assert sorted(p.name for p in (links / ".git").iterdir()) == ["config", "hooks"]
+    assert (links / ".git/config").read_text() == "[core]\n"
+
+
 def test_walks_never_leave_the_workspace(
     backend: str, links: Path, tool_registry: ToolRegistry, tool_ctx: ToolContext
 ) -> None:

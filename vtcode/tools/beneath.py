@@ -181,7 +181,7 @@ class Beneath:
             refuse_protected(tuple(p for p in lexical.split("/") if p != "."), raw, what)
         loc = None
         if comps and comps[-1] != "..":
-            loc = self._fast(comps, follow_last=follow_last, write=write)
+            loc = self._fast(comps, follow_last=follow_last)
         if loc is None:
             loc = _Walk(self, raw, what, write=write, create=create).run(comps, follow_last)
         if write:
@@ -226,7 +226,7 @@ class Beneath:
                 return absolute[len(prefix) :].lstrip("/")
         return None
 
-    def _fast(self, comps: list[str], *, follow_last: bool, write: bool) -> Located | None:
+    def _fast(self, comps: list[str], *, follow_last: bool) -> Located | None:
         """openat2 on the parent folder; None sends the caller to the walk (no openat2, a
         refusal to explain, a folder to create, or a final symlink to follow)."""
         try:
