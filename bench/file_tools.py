@@ -6,14 +6,16 @@ A file DEPTH folders deep is opened CALLS times in each way, in this process: a 
 `os.open(path)` of the joined path string (the baseline: what a check-then-use tool did after
 its check), `Beneath.open` with the kernel's openat2 and with the O_NOFOLLOW dir-fd walk (the
 fallback for kernels without openat2), then whole `read_file` tool calls through the registry
-(old-style path read, and each backend). Prints microseconds per call and the ratio to the
-baseline, so machines of any speed compare.
+(old-style path read, and each backend), then a whole-tree `grep` against os.walk + open +
+read + a per-line search of the same files (grep's work without folder fds). Prints the time
+per call and the ratio to the baseline, so machines of any speed compare.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,7 +24,7 @@ from pathlib import Path
 from vtcode.tools import openat2
 from vtcode.tools.base import ToolContext
 from vtcode.tools.beneath import Beneath
-from vtcode.tools.registry import default_registry
+from vtcode.tools.registry import ToolRegistry, default_registry
 
 
 def _per_call_us(fn: Callable[[], None], calls: int) -> float:
@@ -84,11 +86,41 @@ def main() -> None:
                 continue
             openat2.state.available = None if backend == "openat2" else False
             tool_rows.append((f"read_file tool ({backend})", _per_call_us(read_tool, args.calls)))
-        reg.close()
         base = tool_rows[0][1]
         print("whole read of a 100-line file")
         for name, us in tool_rows:
             print(f"  {name:28} {us:8.1f} us/call  x{us / base:5.2f}")
+        _grep_rows(ws, reg, ctx, has_openat2 is not None)
+        reg.close()
+
+
+def _grep_rows(ws: Path, reg: ToolRegistry, ctx: ToolContext, has_openat2: bool) -> None:
+    for i in range(20):
+        sub = ws / f"pkg{i}"
+        sub.mkdir()
+        for j in range(25):
+            (sub / f"m{j}.py").write_text("def f():\n    return 1\n" * 20)
+    pattern = re.compile("needle")
+
+    def walk_read() -> None:
+        for root, _dirs, files in os.walk(ws):
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    lines = f.read().decode("utf-8", "replace").splitlines()
+                for _line in enumerate(lines, start=1):
+                    pattern.search(_line[1])
+
+    def grep_tool() -> None:
+        reg.run("grep", {"pattern": "needle"}, ctx)
+
+    rows = [("os.walk + open + read", _per_call_us(walk_read, 20))]
+    for backend in ("openat2", "walk") if has_openat2 else ("walk",):
+        openat2.state.available = None if backend == "openat2" else False
+        rows.append((f"grep tool ({backend})", _per_call_us(grep_tool, 20)))
+    base = rows[0][1]
+    print("grep over 500 files in 20 folders")
+    for name, us in rows:
+        print(f"  {name:28} {us / 1000:8.2f} ms/call  x{us / base:5.2f}")
 
 
 if __name__ == "__main__":

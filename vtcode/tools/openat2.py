@@ -42,6 +42,15 @@ state = _State()
 _syscall = ctypes.CDLL(None, use_errno=True).syscall if _NR is not None else None
 if _syscall is not None:
     _syscall.restype = ctypes.c_long
+    # declared once: per-call ctypes wrappers cost more than the syscall itself
+    _syscall.argtypes = (
+        ctypes.c_long,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+    )
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
 
 
 def openat2_beneath(dir_fd: int, path: str, flags: int) -> int | None:
@@ -54,13 +63,7 @@ def openat2_beneath(dir_fd: int, path: str, flags: int) -> int | None:
     raw = os.fsencode(path)
     err = errno.EAGAIN
     for _ in range(_RETRIES):
-        fd = _syscall(
-            ctypes.c_long(_NR),
-            ctypes.c_int(dir_fd),
-            ctypes.c_char_p(raw),
-            ctypes.byref(how),
-            ctypes.c_size_t(ctypes.sizeof(how)),
-        )
+        fd = _syscall(_NR, dir_fd, raw, ctypes.addressof(how), _HOW_SIZE)
         if fd >= 0:
             state.available = True
             return int(fd)
