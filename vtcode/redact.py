@@ -158,23 +158,36 @@ class _Compiled:
     forms: tuple[str, ...]
     needles: tuple[bytes, ...]  # each form JSON-escaped, as it appears in an encoded event
     heads: tuple[bytes, ...]  # the same, first PARTIAL_MIN characters only
+    tails: tuple[tuple[str, str, int], ...]  # (form, its head, its length) for `_cut_tail`
+    head_re: re.Pattern[str] | None  # any head
+    longest: int
 
 
 @functools.lru_cache(maxsize=16)
 def _build(secrets: frozenset[str]) -> _Compiled:
     forms = tuple(sorted({f for s in secrets for f in _json_forms(s)}, key=len, reverse=True))
     if not forms:
-        return _Compiled(None, (), (), ())
+        return _Compiled(None, (), (), (), (), None, 0)
     pattern = re.compile("|".join(re.escape(f) for f in forms))
     # Whole forms, not heads: a long needle is skipped through fast; cut tails are found by
     # looking at the ends of strings only (`Redactor._has_cut_tail`).
     needles = {orjson.dumps(f)[1:-1] for f in forms}
     heads = {orjson.dumps(f[:PARTIAL_MIN])[1:-1] for f in forms}
-    return _Compiled(pattern, forms, tuple(sorted(needles, key=len, reverse=True)), tuple(heads))
+    tails = tuple((f, f[:PARTIAL_MIN], len(f)) for f in forms)
+    head_re = re.compile("|".join(re.escape(h) for h in {f[:PARTIAL_MIN] for f in forms}))
+    return _Compiled(
+        pattern,
+        forms,
+        tuple(sorted(needles, key=len, reverse=True)),
+        tuple(heads),
+        tails,
+        head_re,
+        len(forms[0]),
+    )
 
 
 _SCHEME_MAX = 32
-_HEAD_SCAN_MAX = 4096  # bench/redact.py: below this, short-needle scans cost less than a walk
+_HEAD_SCAN_MAX = 4096  # bench/redact.py: below this, byte prefilters cost less than a walk
 
 
 def _mask_cut_userinfo(text: str) -> str:
@@ -218,9 +231,13 @@ class Redactor:
 
     def _cut_tail(self, text: str) -> str:
         """Replace a tail of `text` that is the beginning (>= PARTIAL_MIN chars) of a secret."""
-        for form in self._c.forms:
-            head = form[:PARTIAL_MIN]
-            i = text.find(head, max(0, len(text) - len(form) + 1))
+        n = len(text)
+        if n < PARTIAL_MIN or self._c.head_re is None:
+            return text
+        if self._c.head_re.search(text, max(0, n - self._c.longest + 1)) is None:
+            return text  # no head near the end: the common case, one C-level scan
+        for form, head, size in self._c.tails:
+            i = text.find(head, max(0, n - size + 1))
             while i != -1:
                 if form.startswith(text[i:]):
                     return text[:i] + MARKER
@@ -238,6 +255,8 @@ class Redactor:
     def _has_cut_tail(self, value: object, urls: bool) -> bool:
         """Whether a string in `value` ends with the beginning of a secret or inside userinfo."""
         if isinstance(value, str):
+            if len(value) < PARTIAL_MIN:
+                return False
             if self._c.forms and self._cut_tail(value) is not value:
                 return True
             return urls and _mask_cut_userinfo(value) is not value
@@ -255,10 +274,13 @@ class Redactor:
     def _needs_walk(self, value: object, encoded: bytes) -> bool:
         if self.might_contain(encoded):
             return True
-        urls = b"://" in encoded and _PARTIAL_USERINFO_BYTES.search(encoded) is not None
-        cut = bool(self._c.forms)
-        if cut and len(encoded) <= _HEAD_SCAN_MAX:  # small: scanning for heads beats a walk
-            cut = any(head in encoded for head in self._c.heads)
+        # A small event is cheaper to prefilter with byte scans; a large one (many URLs, long
+        # text) is cheaper to walk, since the walk looks only at the ends of its strings.
+        small = len(encoded) <= _HEAD_SCAN_MAX
+        urls = b"://" in encoded and (
+            not small or _PARTIAL_USERINFO_BYTES.search(encoded) is not None
+        )
+        cut = bool(self._c.forms) and (not small or any(head in encoded for head in self._c.heads))
         return (cut or urls) and self._has_cut_tail(value, urls)
 
     def encode(self, value: object) -> bytes:
