@@ -4,14 +4,17 @@ vtcode runs with provider keys, tokens and observability headers in its environm
 it does not control decides what text, tool arguments and command output become events. Whatever
 reaches an event is persisted (events.jsonl), streamed (`--json`, `--events`), derived (Open
 Responses, ATIF, the HTML page, OTel spans) and sent back to the provider on resume. So the
-dispatch gate passes every event through `Redactor.event` before anything sees it, and error and
-warning lines go through `redact_text`. Both replace with `MARKER`:
+dispatch gate passes every event through `Redactor.event` before anything sees it; the files
+written beside the log (transcript, compaction artifacts, context state, progress ledger, a
+`--record` script), `--last-message-file`, provider error text and every error and warning line
+are redacted the same way. Secrets are replaced with `MARKER`:
 
 - the values of the provider key variables (`PROVIDER_KEY_ENVS`), whatever their names' shape;
 - every header value of `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_<SIGNAL>_HEADERS`, as
   written, percent-decoded, and the credential after an auth scheme (`Bearer <token>`);
 - the value of any variable whose name matches `SECRET_NAME_PATTERNS` (the same globs that keep
-  such variables out of exec_command's children);
+  such variables out of exec_command's children), but for `NOT_SECRET_NAMES`;
+- the same kinds of values the configuration hands children (`remember_secrets`);
 - URL userinfo anywhere: `scheme://user:pass@host` becomes `scheme://***@host`.
 
 Streamed text is emitted as growing snapshots (`item.started`/`item.updated`), so a secret can be
@@ -22,7 +25,10 @@ non-numeric part after the colon) ends in `scheme://***`.
 Values shorter than `MIN_SECRET_LEN` are ignored: no issued credential is that short, and
 removing `true` or `1` from every text would mangle ordinary output. The redactor is a fixed set
 collected once per run (the gate builds it); the common case, an event with no secret in it, costs
-one JSON encoding and a substring scan, and only an event with a hit is rebuilt.
+one JSON encoding, a substring scan per secret and a look at the ends of its strings
+(bench/redact.py), and only an event with a hit is rebuilt. What it cannot know it cannot remove:
+a credential that is in no variable vtcode sees (a file a command prints, a token the model
+invents) is kept out of children's reach by the environment policy at best, not by this module.
 """
 
 from __future__ import annotations
