@@ -12,6 +12,7 @@ import ctypes
 import errno
 import os
 import platform
+import resource
 import socket
 import stat
 import threading
@@ -419,6 +420,46 @@ def test_walks_skip_fifos_and_list_marks_them(
     if (specials / "null").exists():
         expected.insert(0, "null [character device]")
     assert got.output.splitlines() == expected
+
+
+# -- environment failures ------------------------------------------------------------------
+
+
+def test_running_out_of_file_descriptors_is_a_tool_error(
+    backend: str, tool_registry: ToolRegistry, tool_ctx: ToolContext
+) -> None:
+    """EMFILE mid-walk (a real fd table filled up to RLIMIT_NOFILE) fails the call with a
+    message for the model; it never escapes as an OSError that would end the run."""
+    ws = tool_ctx.workspace
+    (ws / "a/b").mkdir(parents=True)
+    (ws / "a/b/f.txt").write_text("x\n")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "a/b/f.txt"}),
+        ("write_file", {"path": "a/b/g.txt", "content": "x"}),
+        ("list_files", {"path": "a/b"}),
+        ("grep", {"pattern": "x", "path": "a"}),
+        ("apply_patch", {"input": f"{BEGIN}*** Add File: a/b/h.txt\n+x\n*** End Patch"}),
+    ]
+    for name, args in calls:  # warm up: lazy imports need fds too
+        tool_registry.run(name, args, tool_ctx)
+    (ws / "a/b/h.txt").unlink()
+    (ws / "a/b/g.txt").unlink()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 4096), hard))
+    held: list[int] = []
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(os.dup(0))
+        os.close(held.pop())  # exactly one fd left: the workspace folder takes it
+        for name, args in calls:
+            with pytest.raises(ToolError, match=r"cannot|Too many open files"):
+                tool_registry.run(name, args, tool_ctx)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert not (ws / "a/b/g.txt").exists() and not (ws / "a/b/h.txt").exists()
 
 
 # -- through the real CLI ------------------------------------------------------------------

@@ -27,6 +27,7 @@ import functools
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -55,6 +56,16 @@ def _umask() -> int:
 
 
 NEW_FILE_MODE = 0o666 & ~_umask()
+
+
+@contextlib.contextmanager
+def os_errors(target: str) -> Iterator[None]:
+    """An OSError the environment raises mid-call (EIO, EMFILE, EACCES, ENOSPC) becomes a tool
+    failure the model is told about, never a crash of the run."""
+    try:
+        yield
+    except OSError as exc:
+        raise ToolError(f"cannot access {target}: {exc.strerror or exc}") from exc
 
 
 def kind_of(mode: int) -> str:

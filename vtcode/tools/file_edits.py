@@ -26,6 +26,7 @@ from vtcode.tools.beneath import (
     not_regular,
     open_entry,
     open_workspace,
+    os_errors,
 )
 from vtcode.tools.fdops import existing_mode, link_at, read_link, replace_at, unlink_at
 from vtcode.tools.files import BINARY_SNIFF, tool_spec
@@ -69,6 +70,10 @@ class WriteFileTool:
     read_only = False
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        with os_errors(repr(arguments["path"])):
+            return self._run(arguments, ctx)
+
+    def _run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raw = arguments["path"]
         content = arguments["content"].encode("utf-8")
         if len(content) > WRITE_MAX_BYTES:
@@ -119,6 +124,10 @@ class ApplyPatchTool:
     read_only = False
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        with os_errors("the patch's files"):
+            return self._run(arguments, ctx)
+
+    def _run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ops = parse_patch(arguments["input"])
         steps: list[_Step] = []
         with open_workspace(ctx.workspace) as ws:

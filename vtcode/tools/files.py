@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 from vtcode.providers.messages import ToolSpec
 from vtcode.tools.base import Tool, ToolContext, ToolError, ToolResult
-from vtcode.tools.beneath import Opened, open_regular_in, open_workspace
+from vtcode.tools.beneath import Opened, open_regular_in, open_workspace, os_errors
 from vtcode.tools.fdops import Entry, walk
 
 READ_DEFAULT_LINES = 2000
@@ -89,6 +89,10 @@ class ReadFileTool:
     read_only = True
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        with os_errors(repr(arguments["path"])):
+            return self._run(arguments, ctx)
+
+    def _run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raw = arguments["path"]
         offset = int(arguments.get("offset", 1))
         limit = int(arguments.get("limit", READ_DEFAULT_LINES))
@@ -195,6 +199,10 @@ class ListFilesTool:
     read_only = True
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        with os_errors(repr(arguments.get("path", "."))):
+            return self._run(arguments, ctx)
+
+    def _run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raw = arguments.get("path", ".")
         opened = open_in_workspace(ctx, raw)
         if not opened.is_dir:
@@ -254,6 +262,10 @@ class GrepTool:
     read_only = True
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        with os_errors(repr(arguments.get("path", "."))):
+            return self._run(arguments, ctx)
+
+    def _run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         flags = re.IGNORECASE if arguments.get("case_insensitive") else 0
         try:
             regex = re.compile(arguments["pattern"], flags)
