@@ -159,6 +159,22 @@ def test_list_files_skips_internals_and_bounds(
     assert res.data is not None and res.data["truncated"] is True
 
 
+def test_list_files_recursive_order_lists_a_folder_before_its_subfolders(
+    tool_registry: ToolRegistry, tool_ctx: ToolContext
+) -> None:
+    ws = tool_ctx.workspace
+    for rel in ("a/x", "a/b/y", "c/z"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).touch()
+    out = run(tool_registry, tool_ctx, "list_files", recursive=True)
+    assert out.splitlines() == ["a/", "c/", "a/b/", "a/x", "a/b/y", "c/z"]
+    res = tool_registry.run("list_files", {"recursive": True, "max_entries": 4}, tool_ctx)
+    assert res.output.splitlines()[:4] == ["a/", "c/", "a/b/", "a/x"]
+    assert res.data is not None and res.data["truncated"] is True
+    exact = tool_registry.run("list_files", {"recursive": True, "max_entries": 6}, tool_ctx)
+    assert exact.data is not None and exact.data["truncated"] is False
+
+
 def test_list_files_does_not_follow_symlinked_folders(
     tool_registry: ToolRegistry, tool_ctx: ToolContext, ws: Path, tmp_path: Path
 ) -> None:
