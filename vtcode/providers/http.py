@@ -2,7 +2,10 @@
 
 One streaming POST over httpx, read as Server-Sent Events, with every failure turned into one
 `ProviderError` line a user can act on (status, auth hint naming the key variable, the server's
-own message) and classified for the loop: transient (retry), fatal, or context length.
+own message) and classified for the loop: transient (retry), fatal, or context length. A request
+keeps its `Deadlines` (total and idle, see `vtcode.providers.deadline`): the socket timeouts are
+capped by them, every chunk is checked against them, and a watchdog shuts the socket down when
+one passes while a read is blocked.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import orjson
 from vtcode import __version__
 from vtcode.errors import UsageError
 from vtcode.providers.base import FailureKind, ProviderError, ProviderInterrupted
+from vtcode.providers.deadline import Deadlines, RequestClock
 from vtcode.providers.retry import parse_retry_after
 from vtcode.providers.sse import SSEEvent, SSEParser
 from vtcode.redact import redact_text
@@ -204,6 +208,9 @@ class SSETransport:
         )
         self._interrupt = threading.Event()
         self._active: httpx.Response | None = None
+        # Guards `_active`: an abort from another thread (interrupt, deadline watchdog) shuts
+        # down the socket of the response being read, never one already back in the pool.
+        self._active_lock = threading.Lock()
 
     def url(self, path: str) -> str:
         return f"{self.endpoint.base_url}{path}"
@@ -218,8 +225,14 @@ class SSETransport:
         closed; the loop's signal-driven cancellation interrupts the read directly.
         """
         self._interrupt.set()
-        active = self._active
-        if active is not None:
+        self.abort_active()
+
+    def abort_active(self) -> None:
+        """Make the read in progress (if any) fail now; safe from any thread."""
+        with self._active_lock:
+            active = self._active
+            if active is None:
+                return
             # Closing the response from another thread does not wake a read blocked in recv();
             # shutting the socket down does (the reader then sees EOF and raises).
             stream = active.extensions.get("network_stream")
@@ -227,8 +240,12 @@ class SSETransport:
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-            with contextlib.suppress(httpx.HTTPError, OSError, RuntimeError):
-                active.close()
+        with contextlib.suppress(httpx.HTTPError, OSError, RuntimeError):
+            active.close()
+
+    def _set_active(self, response: httpx.Response | None) -> None:
+        with self._active_lock:
+            self._active = response
 
     def wait(self, seconds: float) -> None:
         """Sleep between retries, cut short (and raising) by `interrupt()`."""
@@ -243,10 +260,19 @@ class SSETransport:
     def _error(self, text: str, kind: FailureKind = FailureKind.TRANSIENT) -> ProviderError:
         return ProviderError(redact_text(text), kind=kind, provider=self.provider)  # URLs
 
-    def _map_transport(self, exc: Exception, url: str) -> ProviderError:
+    def _map_transport(
+        self, exc: Exception, url: str, clock: RequestClock | None = None
+    ) -> ProviderError:
         if self._interrupt.is_set():
             self._interrupt.clear()
             return ProviderInterrupted(provider=self.provider)
+        if clock is not None:
+            if clock.expired() is not None:
+                return clock.error()
+            if isinstance(exc, httpx.ReadTimeout):
+                mapped = clock.read_timed_out()
+                if mapped is not None:
+                    return mapped
         if isinstance(exc, httpx.TimeoutException):
             phase = {
                 httpx.ConnectTimeout: "connect",
@@ -266,17 +292,52 @@ class SSETransport:
             f"{self.provider} request failed: {_one_line(str(exc)) or type(exc).__name__}"
         )
 
-    def stream(self, path: str, body: dict[str, Any]) -> Iterator[SSEEvent]:
-        """POST `body` and yield SSE events; raise a classified `ProviderError` on failure."""
+    def clock(self, deadlines: Deadlines) -> RequestClock:
+        """A started clock for one request attempt; its watchdog aborts the active read."""
+        return RequestClock(self.provider, deadlines, self.abort_active).start()
+
+    def _timeouts(self, deadlines: Deadlines) -> httpx.Timeout:
+        """Every phase capped by the total; reads by the tightest configured limit."""
+        if not deadlines.any:
+            return self._timeout
+        t = self._timeout
+
+        def cap(v: float | None) -> float | None:
+            if deadlines.total <= 0:
+                return v
+            return deadlines.total if v is None else min(v, deadlines.total)
+
+        return httpx.Timeout(
+            connect=cap(t.connect),
+            read=deadlines.read_timeout(t.read),
+            write=cap(t.write),
+            pool=cap(t.pool),
+        )
+
+    def stream(
+        self, path: str, body: dict[str, Any], clock: RequestClock | None = None
+    ) -> Iterator[SSEEvent]:
+        """POST `body` and yield SSE events; raise a classified `ProviderError` on failure.
+
+        With a `clock`, a passed deadline ends the stream with its own error whatever the
+        abort made the read do (raise, or end early).
+        """
         url = self.url(path)
         payload = orjson.dumps(body)
         self.check_interrupt()
+        timeout = self._timeouts(clock.deadlines) if clock is not None else self._timeout
         try:
             with self._client.stream(
-                "POST", url, content=payload, headers={"content-type": "application/json"}
+                "POST",
+                url,
+                content=payload,
+                headers={"content-type": "application/json"},
+                timeout=timeout,
             ) as response:
-                self._active = response
+                self._set_active(response)
                 try:
+                    if clock is not None:
+                        clock.check()  # passed while the headers were awaited
                     if response.status_code >= 400:
                         raise self._status_error(response)
                     ctype = response.headers.get("content-type", "")
@@ -285,12 +346,17 @@ class SSETransport:
                     parser = SSEParser()
                     for chunk in response.iter_raw():
                         self.check_interrupt()
+                        if clock is not None:
+                            clock.check()
                         yield from parser.feed(chunk)
+                    self.check_interrupt()
+                    if clock is not None:
+                        clock.check()  # an aborted read may end like a clean close
                     yield from parser.close()
                 finally:
-                    self._active = None
+                    self._set_active(None)
         except (httpx.HTTPError, httpx.StreamError) as exc:
-            raise self._map_transport(exc, url) from None
+            raise self._map_transport(exc, url, clock) from None
 
     def _json_instead_of_stream(self, response: httpx.Response, ctype: str) -> ProviderError:
         """A 200 JSON answer to a stream request: an error object, or a server ignoring `stream`."""

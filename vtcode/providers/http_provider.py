@@ -1,6 +1,9 @@
 """What the HTTP providers share: endpoint resolution, the SSE transport, retries, capacity and
-pricing lookups, interruption. A subclass names its API (`name`, `PATH`, environment variables,
-auth headers) and says how to build a request body and decode the event stream.
+pricing lookups, interruption, deadlines. A subclass names its API (`name`, `PATH`, environment
+variables, auth headers) and says how to build a request body and decode the event stream.
+
+Deadlines are kept per attempt: the idle clock restarts whenever the decoder yields a stream
+event (a delta or the end), so what resets it is model output, not keep-alive traffic.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 import httpx
 
 from vtcode.providers.base import Pricing
+from vtcode.providers.deadline import Deadlines
 from vtcode.providers.http import DEFAULT_TIMEOUT, SSETransport, resolve_endpoint
 from vtcode.providers.messages import ModelRequest, StreamEvent
 from vtcode.providers.pricing import context_window_for, pricing_for
@@ -37,6 +41,7 @@ class HTTPProvider:
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
         context_window: int | None = None,
         pricing: Pricing | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         self.model = model
         self.endpoint = resolve_endpoint(
@@ -55,6 +60,7 @@ class HTTPProvider:
             model=model,
         )
         self._retry = retry or RetryPolicy()
+        self._deadlines = deadlines or Deadlines()
         self._context_window = context_window or context_window_for(self.name, model)
         self._pricing = pricing or pricing_for(self.name, model)
 
@@ -87,6 +93,12 @@ class HTTPProvider:
         body = self.body(request)
 
         def attempt() -> Iterator[StreamEvent]:
-            return self._decode(self._http.stream(self.PATH, body))
+            clock = self._http.clock(self._deadlines)
+            try:
+                for event in self._decode(self._http.stream(self.PATH, body, clock)):
+                    clock.progress()
+                    yield event
+            finally:
+                clock.stop()
 
         return with_retries(attempt, self._retry, sleep=self._http.wait)

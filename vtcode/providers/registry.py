@@ -2,7 +2,8 @@
 
 Provider modules are imported only when chosen, so a replay run never imports httpx. Endpoints
 and keys come from the environment: `OPENAI_BASE_URL` / `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL` /
-`ANTHROPIC_API_KEY` (a loopback base URL needs no key). Retries: `agent.max_task_retries`.
+`ANTHROPIC_API_KEY` (a loopback base URL needs no key). Retries: `agent.max_task_retries`;
+deadlines: `agent.request_timeout_secs`, `agent.stream_idle_timeout_secs`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import UsageError
 from vtcode.providers.base import Provider
+from vtcode.providers.deadline import Deadlines
 from vtcode.providers.retry import RetryPolicy
 
 __all__ = ["KNOWN_PROVIDERS", "make_provider"]
@@ -42,12 +44,24 @@ def _retry(config: VtcodeConfig) -> RetryPolicy:
     return RetryPolicy(max_retries=config.agent.max_task_retries)
 
 
+def _deadlines(config: VtcodeConfig) -> Deadlines:
+    """`agent.request_timeout_secs` and `agent.stream_idle_timeout_secs` (0 = no limit)."""
+    try:
+        return Deadlines(
+            total=config.agent.request_timeout_secs, idle=config.agent.stream_idle_timeout_secs
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc), hint="fix it in config.toml or with -c KEY=VALUE") from None
+
+
 def _openai(
     config: VtcodeConfig, model: str | None, script: str | None, workspace: Path
 ) -> Provider:
     from vtcode.providers.openai import OpenAIProvider
 
-    return OpenAIProvider(model=_require_model("openai", model), retry=_retry(config))
+    return OpenAIProvider(
+        model=_require_model("openai", model), retry=_retry(config), deadlines=_deadlines(config)
+    )
 
 
 def _anthropic(
@@ -55,7 +69,9 @@ def _anthropic(
 ) -> Provider:
     from vtcode.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider(model=_require_model("anthropic", model), retry=_retry(config))
+    return AnthropicProvider(
+        model=_require_model("anthropic", model), retry=_retry(config), deadlines=_deadlines(config)
+    )
 
 
 _FACTORIES: dict[str, Factory] = {"replay": _replay, "openai": _openai, "anthropic": _anthropic}
