@@ -1,14 +1,21 @@
-"""File tools and path confinement: attacks are refused, answers are bounded, patches atomic."""
+"""File tools and path confinement: attacks are refused, answers are bounded, patches atomic.
+
+Races, escapes and non-regular files for every tool are in test_tools_beneath.py.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import resource
 import signal
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.exec_support import SESSION, canonical_snapshot, normalise, raw_events, vtcode
 from vtcode.events.enums import FileChangeKind
 from vtcode.tools import files
 from vtcode.tools.base import FileChange, ToolContext, ToolError
@@ -384,3 +391,64 @@ def test_apply_patch_deletes_a_symlink_not_its_target(
     with pytest.raises(ToolError, match=r"inside a \.git/ folder"):
         patch = "*** Begin Patch\n*** Delete File: src/.git\n*** End Patch"
         tool_registry.run("apply_patch", {"input": patch}, tool_ctx)
+
+
+# -- through the real CLI ------------------------------------------------------------------
+
+FIFO_SCRIPT = """
+[[turn]]
+usage = { input_tokens = 100, output_tokens = 10 }
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = "pipe" }
+
+[[turn]]
+usage = { input_tokens = 120, output_tokens = 10 }
+expect_last_tool_output_contains = "not a regular file: pipe (fifo)"
+[[turn.tool_calls]]
+name = "read_file"
+arguments = { path = "notes.txt" }
+
+[[turn]]
+usage = { input_tokens = 140, output_tokens = 10 }
+expect_last_tool_output_contains = "still here"
+text = "The pipe is not a file; the notes say: still here."
+"""
+
+
+def test_exec_read_file_on_a_fifo_fails_the_call_and_the_run_goes_on(
+    tmp_path: Path, snapshot_json: Any
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "pipe")
+    (ws / "notes.txt").write_text("still here\n")
+    script = tmp_path / "fifo.toml"
+    script.write_text(FIFO_SCRIPT)
+    try:
+        proc = vtcode(
+            ["exec", "--json", "--session-id", SESSION, "--script", str(script), "read it"],
+            ws,
+            timeout=60,  # a blocked open would hang here and fail the test
+        )
+    finally:
+        # wake a reader a regression left blocked (the run is over either way)
+        with contextlib.suppress(OSError):
+            os.close(os.open(ws / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+    assert proc.returncode == 0, proc.stderr
+    events = raw_events(proc.stdout)  # each validated against the thread-event schema
+    assert events[-1]["type"] == "thread.completed" and events[-1]["subtype"] == "success"
+    outputs = [
+        (e["item"]["status"], e["item"]["output"])
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    ]
+    assert outputs == [
+        ("failed", "not a regular file: pipe (fifo)"),
+        ("completed", "still here"),
+    ]
+    assert [normalise(e, ws) for e in events] == snapshot_json(name="raw")
+    assert canonical_snapshot(ws) == snapshot_json(name="canonical")  # schema-validated too
+    log = ws / ".vtcode/sessions" / SESSION / "events.jsonl"
+    check = vtcode(["validate", "--json", str(log)], ws)
+    assert check.returncode == 0, check.stdout + check.stderr
