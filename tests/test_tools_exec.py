@@ -19,6 +19,7 @@ import orjson
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from vtcode.sandbox import FORCE_UNAVAILABLE_ENV
 from vtcode.tools.base import ToolContext, ToolError, ToolResult
 from vtcode.tools.exec_sessions import (
     SPOOLED_PREVIEW_CAP,
@@ -283,8 +284,11 @@ def test_cancellation_ends_a_wait_promptly_without_killing(
 
 
 def test_close_all_kills_groups_including_children_and_term_ignorers(
-    tool_ctx: ToolContext,
+    tool_ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The unsandboxed path: `$!` is a host pid only outside the sandbox's PID namespace (the
+    # contained path is tests/test_leftovers.py).
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")
     manager = ExecSessionManager()
     registry = default_registry(exec_sessions=manager)
     a = exec_(registry, tool_ctx, command="sleep 1000 & echo child=$!; wait", yield_time_ms=0)
@@ -312,7 +316,10 @@ def test_close_all_kills_groups_including_children_and_term_ignorers(
         exec_(registry, tool_ctx, command="true")
 
 
-def test_timeout_kills_the_process_group(reg: ToolRegistry, tool_ctx: ToolContext) -> None:
+def test_timeout_kills_the_process_group(
+    reg: ToolRegistry, tool_ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")  # `$!` is a host pid only unsandboxed
     data = exec_(
         reg,
         tool_ctx,
@@ -327,9 +334,11 @@ def test_timeout_kills_the_process_group(reg: ToolRegistry, tool_ctx: ToolContex
 
 
 def test_exited_session_with_draining_spool_withholds_the_path(
-    reg: ToolRegistry, tool_ctx: ToolContext
+    reg: ToolRegistry, tool_ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The shell exits, but a background child keeps the output pipe open: exited, not drained.
+    # Only unsandboxed: in the sandbox's PID namespace the child ends with the shell.
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")  # read when the first command starts
     cmd = "seq 1 30000; sleep 1000 & echo child=$!"
     data = exec_(reg, tool_ctx, command=cmd, yield_time_ms=30_000, max_output_tokens=100)
     assert data["is_exited"] is True and data["exit_code"] == 0
@@ -489,6 +498,7 @@ def test_interpreter_exit_kills_sessions_left_open(tmp_path: Path) -> None:
 
     proc = subprocess.run(
         [sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)],
+        env={**os.environ, FORCE_UNAVAILABLE_ENV: "1"},  # `$!` is a host pid only unsandboxed
         capture_output=True,
         text=True,
         timeout=60,

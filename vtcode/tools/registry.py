@@ -189,7 +189,15 @@ def default_registry(
     from vtcode.tools.files import file_tools
 
     policy = config.shell_environment_policy if config is not None else None
-    manager = exec_sessions or ExecSessionManager(env_policy=policy)
+    manager = exec_sessions or (
+        ExecSessionManager(
+            env_policy=policy,
+            sandbox=config.sandbox,  # [sandbox]
+            max_spool_bytes=config.tools.max_spool_bytes,
+        )
+        if config is not None
+        else ExecSessionManager()
+    )
     registry = ToolRegistry()
     registry.exec_sessions = manager
     tools: list[Tool] = [ExecCommandTool(manager), WriteStdinTool(manager), *file_tools()]
