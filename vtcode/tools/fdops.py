@@ -28,7 +28,9 @@ def existing_mode(loc: Located) -> int | None:
         return None
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(f"{loc.rel!r} is a folder")
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+    if stat.S_ISLNK(st.st_mode):
+        return None  # swapped in since it was located: the rename replaces the link itself
+    if not stat.S_ISREG(st.st_mode):
         raise not_regular(loc.rel, st.st_mode)
     return stat.S_IMODE(st.st_mode)
 
