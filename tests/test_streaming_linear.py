@@ -92,7 +92,7 @@ def log_path(workspace: Path) -> Path:
 
 
 def completed_text(events: list[dict[str, Any]], kind: str) -> str:
-    texts = [
+    texts: list[str] = [
         e["item"]["text"]
         for e in events
         if e["type"] == "item.completed" and e["item"]["type"] == kind
