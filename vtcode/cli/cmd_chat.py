@@ -8,6 +8,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext, check_overrides
+from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
 /model NAME /new /exit. Ctrl-C cancels the running turn (turn.failed "turn cancelled"); Ctrl-C
@@ -45,6 +46,7 @@ pipes use `vtcode exec`, which exits 2 here."""
     metavar="KEY=VALUE",
     help="Override a config key for this session (same as the global -c).",
 )
+@sandbox_option
 @click.pass_obj
 def chat(
     app: AppContext,
@@ -59,6 +61,7 @@ def chat(
     resume: str | None,
     events_path: str | None,
     overrides: tuple[str, ...],
+    sandbox_mode: str | None,
 ) -> int:
     """Talk to the agent: one user turn per message, in one durable session.
 
@@ -73,7 +76,7 @@ def chat(
             "vtcode chat needs a terminal (stdin and stdout are not both a TTY)",
             hint='scripts and pipes: `vtcode exec "PROMPT"` or `echo PROMPT | vtcode exec -`',
         )
-    app.add_overrides(overrides)
+    app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
     loaded = app.loaded_config()
 
     from vtcode.interactive.run import ChatRequest, run_chat

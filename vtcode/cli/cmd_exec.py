@@ -9,6 +9,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_exec_words
 from vtcode.cli.context import AppContext, check_overrides
+from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
 3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
@@ -65,6 +66,7 @@ def _read_prompt(words: list[str]) -> str | None:
 )
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
+@sandbox_option
 @click.pass_obj
 def exec_cmd(
     app: AppContext,
@@ -84,6 +86,7 @@ def exec_cmd(
     overrides: tuple[str, ...],
     use_last: bool,
     fork: bool,
+    sandbox_mode: str | None,
 ) -> int:
     """Run an agent loop headless until it completes.
 
@@ -129,7 +132,7 @@ def exec_cmd(
     )
     if record is not None:
         check_output(record, workspace=app.workspace)
-    app.add_overrides(overrides)
+    app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
     loaded = app.loaded_config()
     sinks: list[object] = []
     if as_json:

@@ -7,6 +7,7 @@ from typing import Any
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 RUN_EPILOG = """Exit codes: 0 steps ran (or the loop is already complete), 1/3/130 the exit
 code of a failed step, 2 usage or config error, 4 the loop budget (steps, tokens, cost)
@@ -41,6 +42,7 @@ def loop() -> None:
 @click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report (and state) as JSON.")
 @click.argument("words", nargs=-1, metavar="[PROMPT|-]")
+@sandbox_option
 @click.pass_obj
 def run(
     app: AppContext,
@@ -55,6 +57,7 @@ def run(
     max_turns: int | None,
     as_json: bool,
     words: tuple[str, ...],
+    sandbox_mode: str | None,
 ) -> int:
     """Resume loop ID and run up to --steps steps.
 
@@ -73,6 +76,7 @@ def run(
         prompt = read_stdin_text()
     else:
         prompt = " ".join(words) or None
+    app.add_overrides(sandbox_overrides(sandbox_mode))
     loaded = app.loaded_config()
 
     def sinks() -> list[Any]:

@@ -40,6 +40,7 @@ from vtcode.loop.runner import LoopHooks, Runner, RunResult, UserTurns
 from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.providers.messages import Message
 from vtcode.redact import redact_text, remember_secrets
+from vtcode.sandbox import SandboxState
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -107,6 +108,7 @@ class ExecContext:
     registry: Any
     resumed: bool
     forked_from: str | None
+    sandbox: SandboxState | None = None  # the effective sandbox of exec_command
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -221,6 +223,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
         mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
 
+    sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
+
     # Retention is best effort (upstream logs and goes on); `sessions gc` reports details.
     with contextlib.suppress(OSError):
         apply_retention_indexed(req.workspace, cfg.store.retention, preserve=session_id)
@@ -240,6 +244,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
     except BaseException:
         provider.close()
         raise
+    if hasattr(writer, "record_sandbox"):
+        writer.record_sandbox(sandbox.to_json())  # the manifest records the effective sandbox
     executor = None
     mcp = None
     transcript: TranscriptWriter | None = None
@@ -255,6 +261,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
         gate = DispatchGate(writer, exporters)
         spool_dir = req.workspace / ".vtcode" / "context" / "tool_outputs"
         registry = default_registry(cfg)
+        if registry.exec_sessions is not None:  # what a SIGKILLed earlier run left running
+            registry.exec_sessions.reap_leftovers(spool_dir)
         ctx = ToolContext(
             workspace=req.workspace,
             session_id=session_id,
@@ -281,12 +289,14 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 ctx,
                 permission=lambda tool, args: ask(tool, args, policy.check(tool, args)),
             )
+        if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
+            executor.notices = registry.exec_sessions.take_notices
         if mcp_plan is not None:
             from vtcode.mcp.manager import McpManager
 
             # Started once the catalog's allow-list is known; their tools join the registry.
             mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
-            executor.notices = mcp.take_notices
+            executor.notices = _joined(executor.notices, mcp.take_notices)
             executor.unknown_tool_hint = mcp.unavailable
         transcript = TranscriptWriter(writer.path / TRANSCRIPT_NAME)
         if forked_from is not None:
@@ -300,6 +310,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             registry=registry,
             resumed=resumed,
             forked_from=forked_from,
+            sandbox=sandbox,
         )
         hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
         if hasattr(hooks, "bind_executor"):
@@ -373,6 +384,24 @@ def run_exec(req: ExecRequest) -> ExecResult:
         if not appending and writer.last_seq == 0:
             # Failed while wiring, before the first event: the new session never existed.
             discard_unstarted(req.workspace, session_id)
+
+
+def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]:
+    """One notices callable over several (the exec sessions' and the MCP manager's)."""
+    return lambda: [text for source in sources if source is not None for text in source()]
+
+
+def _sandbox_state(cfg: VtcodeConfig) -> SandboxState:
+    """The run's effective sandbox (probed once per process); exit 2 when required but absent."""
+    from vtcode.sandbox import Sandbox
+
+    state = Sandbox(cfg.sandbox).state
+    if state.status == "unavailable" and cfg.sandbox.require:
+        raise UsageError(
+            f"sandbox.require is set, but no sandbox is available here: {state.reason}",
+            hint="run where Landlock and namespaces work, or set sandbox.require = false",
+        )
+    return state
 
 
 def _effort(cfg: VtcodeConfig) -> str | None:

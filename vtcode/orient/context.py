@@ -62,6 +62,9 @@ class OrientationContext:
     context_reset_manifest: str | None = None
     handoff: HandoffRequest | None = None
     handoff_prompt: str | None = None  # the rendered handoff (also a hand-written .md)
+    # vtcode: exec_command's sandbox when it is not the default (workspace-write, no network)
+    # or missing, so the model knows what its commands may do (the manifest records it always).
+    sandbox: str | None = None
 
     def to_prompt_section(self) -> str | None:
         """`[Orientation Context]` and its `###` sections, or None when there is nothing."""
@@ -78,6 +81,7 @@ class OrientationContext:
             ("Previous Session Summary", self.compaction_summary),
             ("Feature List", self.feature_list_summary),
         ]
+        sections.append(("Sandbox", self.sandbox))
         parts = [f"### {title}\n{body}" for title, body in sections if body is not None]
         if self.context_reset_manifest is not None:
             parts.append(f"### Context Reset\n{RESET_BANNER}\n\n{self.context_reset_manifest}")

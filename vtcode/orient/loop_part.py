@@ -52,9 +52,12 @@ def _done(ledger: ProgressLedger) -> int:
 class OrientPart(LoopHooks):
     """Orientation + progress ledger for one session."""
 
-    def __init__(self, workspace: Path, session_id: str, *, resumed: bool) -> None:
+    def __init__(
+        self, workspace: Path, session_id: str, *, resumed: bool, sandbox: str | None = None
+    ) -> None:
         self.workspace = workspace
         self.session_id = session_id
+        self.sandbox = sandbox  # the orientation's `### Sandbox` line (None: the default)
         ledger = load_progress(workspace, session_id) if resumed else None
         if ledger is None:
             previous = latest_progress(workspace, exclude=session_id)
@@ -92,6 +95,7 @@ class OrientPart(LoopHooks):
                 take_over_handoff(self.workspace, self.session_id)
         # A handoff taken over earlier in this run stays in view after an in-run reset.
         ctx.handoff_prompt = self._handoff_prompt
+        ctx.sandbox = self.sandbox
         section = ctx.to_prompt_section()
         if ctx.context_reset_manifest is not None:
             with contextlib.suppress(OSError):
@@ -142,4 +146,6 @@ class OrientPart(LoopHooks):
 
 
 def make_part(ctx: ExecContext) -> LoopHooks | None:
-    return OrientPart(Path(ctx.workspace), ctx.session_id, resumed=ctx.resumed)
+    sandbox = ctx.sandbox
+    note = None if sandbox is None or sandbox.is_default else sandbox.summary()
+    return OrientPart(Path(ctx.workspace), ctx.session_id, resumed=ctx.resumed, sandbox=note)

@@ -57,6 +57,16 @@ class SandboxState:
     writable_roots: tuple[str, ...] = ()
     reason: str | None = None
 
+    @property
+    def is_default(self) -> bool:
+        """Enforced workspace-write without network or extra roots: nothing worth a mention."""
+        return (
+            self.status == "enforced"
+            and self.mode == SandboxMode.WORKSPACE_WRITE
+            and not self.network
+            and not self.writable_roots
+        )
+
     def summary(self) -> str:
         """One line for people and models: the mode, the network, or why there is none."""
         if self.status == "unavailable":

@@ -17,6 +17,7 @@ from vtcode.events.codec import decode_event
 from vtcode.jsontypes import DecodeError
 from vtcode.store.models import (
     SESSION_STORE_SCHEMA_VERSION,
+    SandboxRecord,
     SessionManifest,
     SessionStatus,
     TurnIndex,
@@ -109,6 +110,7 @@ class LogState:
     first_seq: int | None = None
     last_seq: int = 0
     size: int = 0
+    sandbox: dict[str, Any] | None = None  # the run's effective sandbox (not in the log)
 
     @classmethod
     def empty(cls, session_id: str, created_at: str | None = None) -> LogState:
@@ -210,6 +212,7 @@ class LogState:
             last_seq=self.last_seq if self.event_count else None,
             log_bytes=self.size,
             first_seq=self.first_seq,
+            sandbox=None if self.sandbox is None else SandboxRecord(**self.sandbox),
         )
 
     def index(self) -> TurnIndex:
@@ -243,6 +246,8 @@ class LogState:
         out["log_bytes"] = self.size
         if self.first_seq is not None:
             out["first_seq"] = self.first_seq
+        if self.sandbox is not None:
+            out["sandbox"] = self.sandbox
         return out
 
     def index_json(self) -> dict[str, Any]:

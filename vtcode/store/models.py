@@ -19,6 +19,19 @@ class SessionStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxRecord:
+    """vtcode: the effective exec_command sandbox of the session's latest run."""
+
+    status: str = field(
+        metadata={"doc": "enforced, off (danger-full-access + network), unavailable"}
+    )
+    mode: str = field(metadata={"doc": "read-only, workspace-write or danger-full-access"})
+    network: bool = field(metadata={"doc": "whether commands could reach the network"})
+    writable_roots: list[str] = field(default_factory=list)
+    reason: str | None = field(default=None, metadata={"doc": "why no sandbox was available"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionManifest:
     """`.vtcode/sessions/<id>/manifest.json`: a cache of the log, rebuilt from it on mismatch."""
 
@@ -36,6 +49,9 @@ class SessionManifest:
     first_seq: U64 | None = field(
         default=None,
         metadata={"doc": "vtcode: seq of the first retained event (above 1 after eviction)"},
+    )
+    sandbox: SandboxRecord | None = field(
+        default=None, metadata={"doc": "vtcode: exec_command's sandbox in the latest run"}
     )
 
 

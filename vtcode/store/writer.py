@@ -391,6 +391,13 @@ class SessionWriter:
                 timeout,
             ) and (self._durable_seq >= seq)
 
+    def record_sandbox(self, record: dict[str, Any]) -> None:
+        """The run's effective sandbox, written into the manifest from the next boundary on.
+
+        Set before the run's first event; the drain reads it only when it writes the manifest.
+        """
+        self._state.sandbox = record
+
     def close(self) -> None:
         """Drain, fsync, write the manifest and release the lock; raise if anything failed."""
         if self._mark_closed():

@@ -105,6 +105,7 @@ class ExecSessionManager:
         self.max_sessions = max_sessions
         self._sandbox: Sandbox | None = None
         self._reaped: set[Path] = set()
+        self._warned = False
         self._lock = threading.Lock()
         self._sessions: dict[str, ExecSession] = {}
         self._next: dict[Path, int] = {}
@@ -150,6 +151,14 @@ class ExecSessionManager:
             )
             self._sessions[session_id] = session
             return session
+
+    def take_notices(self) -> list[str]:
+        """Warnings for the run's log, once: commands run unsandboxed here (and why)."""
+        sandbox = self._sandbox
+        if sandbox is None or sandbox.available or self._warned:
+            return []
+        self._warned = True
+        return [sandbox.state.summary()]
 
     @property
     def sandbox(self) -> Sandbox:
