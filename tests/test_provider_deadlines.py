@@ -12,6 +12,7 @@ finished message. The only clock in the tests is a generous outer timeout.
 from __future__ import annotations
 
 import json
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,8 +22,8 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from tests.exec_support import SESSION, canonical_lines, raw_events, vtcode
-from vtcode.providers.deadline import Deadlines
+from tests.exec_support import SESSION, canonical_lines, raw_events, spawn_vtcode, vtcode
+from vtcode.providers.deadline import Deadlines, RequestClock
 
 OUTER_TIMEOUT = 120  # seconds: only a hung run gets near this
 
@@ -222,7 +223,7 @@ def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             entry["message"] = ev["message"]
         if kind == "thread.completed":
             for k in ("subtype", "outcome_code", "stop_reason", "num_turns"):
-                entry[k] = ev[k]
+                entry[k] = ev.get(k)
         if kind == "item.updated":
             continue  # how many updates a timed stream gets is timing (the validator checks them)
         out.append(entry)
@@ -268,6 +269,39 @@ def test_endless_stream_ends_at_its_deadline(
         assert texts[0].endswith(f"\n\n[response cut short: {why}]")
     else:
         assert len(texts) == 1
+    assert_log_valid(tmp_path, events)
+    assert shape(events) == snapshot_json
+
+
+def test_sigint_mid_stream_closes_the_text_as_cut_short(
+    tmp_path: Path, endless: Callable[[Body], EndlessServer], snapshot_json: SnapshotAssertion
+) -> None:
+    """A cancelled stream's partial answer is not reported as a finished message either."""
+    server = endless(openai_text_then_pings)
+    args = ["exec", "--json", "--provider", "openai", "--model", "m", "--session-id", SESSION]
+    proc = spawn_vtcode(
+        [*args, "Answer the question."],
+        tmp_path,
+        env={"OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": ""},
+    )
+    assert proc.stdout is not None
+    shown: list[str] = []
+    for line in proc.stdout:  # the answer has started streaming: interrupt it
+        shown.append(line)
+        if json.loads(line).get("item", {}).get("type") == "agent_message":
+            break
+    proc.send_signal(signal.SIGINT)
+    shown.append(proc.stdout.read())
+    proc.wait(timeout=OUTER_TIMEOUT)
+    assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
+    events = raw_events("".join(shown))
+    assert events[-1]["subtype"] == "cancelled"
+    texts = [
+        e["item"]["text"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "agent_message"
+    ]
+    assert texts[0] == "Let me think about that.\n\n[response cut short: cancelled]"
     assert_log_valid(tmp_path, events)
     assert shape(events) == snapshot_json
 
@@ -327,3 +361,18 @@ def test_zero_means_no_limit() -> None:
     assert Deadlines(total=600, idle=120).read_timeout(120.0) == 120.0
     assert Deadlines(total=1, idle=300).read_timeout(120.0) == 1
     assert Deadlines(total=0, idle=300).read_timeout(120.0) == 300
+
+
+def test_the_watchdog_fires_at_the_deadline_and_stops_with_the_request() -> None:
+    fired = threading.Event()
+    clock = RequestClock("openai", Deadlines(idle=0.2), fired.set).start()
+    assert fired.wait(OUTER_TIMEOUT)  # no read in progress: the watchdog alone noticed
+    assert clock.expired() == "idle"
+    assert clock.error().message.startswith("openai stream stalled: nothing received for 0.2 s")
+    clock.stop()
+    calm = threading.Event()
+    clock = RequestClock("anthropic", Deadlines(total=3600, idle=3600), calm.set).start()
+    clock.progress()
+    clock.stop()
+    assert not [t for t in threading.enumerate() if t.name.endswith("-deadline")]
+    assert not calm.is_set() and clock.expired() is None
