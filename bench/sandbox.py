@@ -1,0 +1,110 @@
+"""Cost the exec_command sandbox adds per command, against a bare `bash -c true` in this run.
+
+Run: .venv/bin/python bench/sandbox.py [--calls 200]
+
+Each shape starts `bash -c true` CALLS times with `subprocess.run` and waits for it, in this
+process, interleaved round by round so machine noise hits every shape alike:
+
+- bare: `bash -c true`, no preexec (the baseline);
+- pdeathsig: the unsandboxed fallback (PR_SET_PDEATHSIG in preexec);
+- pid-ns: the launcher with `network = true` in danger-full-access (PID namespace only);
+- workspace-write: Landlock + PID namespace + network namespace (the default);
+- workspace-write+net: Landlock + PID namespace, network allowed;
+- session: a whole `ExecSessionManager` command (pipes, pump and reaper threads), default
+  sandbox, against the same through the unsandboxed path.
+
+Prints the mean and median per command and the added milliseconds against the baseline.
+The target is < 5 ms added per command for the default sandbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from vtcode.config.model import SandboxConfig, SandboxMode
+from vtcode.sandbox import FORCE_UNAVAILABLE_ENV, Sandbox
+from vtcode.tools.exec_sessions import ExecSessionManager
+
+
+def _launcher(sandbox: Sandbox, ws: Path) -> Callable[[], None]:
+    launch = sandbox.launch(ws)
+    argv = [*launch.prefix, "bash", "-c", "true"]
+
+    def run() -> None:
+        subprocess.run(argv, preexec_fn=launch.preexec, check=True, start_new_session=True)
+
+    return run
+
+
+def _session(manager: ExecSessionManager, ws: Path) -> Callable[[], None]:
+    never = threading.Event()
+
+    def run() -> None:
+        s = manager.start(
+            argv=["bash", "-c", "true"],
+            display="true",
+            cwd=ws,
+            workspace=ws,
+            spool_dir=ws / ".vtcode" / "context" / "tool_outputs",
+        )
+        s.block(time.monotonic() + 30, never, drain_grace=1.0)
+        assert s.exit_code == 0
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    ws = Path(tempfile.mkdtemp(prefix="vtcode-bench-sandbox-"))
+    default = Sandbox(SandboxConfig())
+    if not default.available:
+        raise SystemExit(f"no sandbox here: {default.state.reason}")
+    shapes: dict[str, Callable[[], None]] = {
+        "bare": lambda: subprocess.run(["bash", "-c", "true"], check=True),
+    }
+    os.environ[FORCE_UNAVAILABLE_ENV] = "1"
+    fallback = Sandbox(SandboxConfig())
+    unsandboxed_manager = ExecSessionManager()
+    unsandboxed_manager.sandbox  # noqa: B018 - probed now, while the variable is set
+    del os.environ[FORCE_UNAVAILABLE_ENV]
+    shapes["pdeathsig"] = _launcher(fallback, ws)
+    pid_only = SandboxConfig(mode=SandboxMode.DANGER_FULL_ACCESS, network=True)
+    shapes["pid-ns"] = _launcher(Sandbox(pid_only), ws)
+    shapes["workspace-write"] = _launcher(default, ws)
+    shapes["workspace-write+net"] = _launcher(Sandbox(SandboxConfig(network=True)), ws)
+    shapes["session unsandboxed"] = _session(unsandboxed_manager, ws)
+    shapes["session sandboxed"] = _session(ExecSessionManager(), ws)
+    times: dict[str, list[float]] = {name: [] for name in shapes}
+    for fn in shapes.values():
+        fn()  # warm up
+    for _ in range(args.calls):
+        for name, fn in shapes.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    base = statistics.mean(times["bare"])
+    base_sessions = statistics.mean(times["session unsandboxed"])
+    print(f"{args.calls} commands per shape, interleaved; CPU count {os.cpu_count()}")
+    print(f"{'shape':<22}{'mean ms':>10}{'median ms':>11}{'added ms':>10}")
+    for name, samples in times.items():
+        mean = statistics.mean(samples)
+        ref = base_sessions if name.startswith("session") else base
+        print(
+            f"{name:<22}{mean * 1e3:>10.2f}{statistics.median(samples) * 1e3:>11.2f}"
+            f"{(mean - ref) * 1e3:>10.2f}"
+        )
+    print("(sessions are compared with the unsandboxed session, the rest with bare)")
+
+
+if __name__ == "__main__":
+    main()
