@@ -237,3 +237,41 @@ def test_unavailable_warns_once_records_it_and_runs_unsandboxed(
     record = _manifest(ws)["sandbox"]
     assert record["status"] == "unavailable" and FORCE_UNAVAILABLE_ENV in record["reason"]
     assert canonical_snapshot(ws) == snapshot_json
+
+
+_COMMIT = "git -c user.email=t@example.com -c user.name=t commit -q --allow-empty -m sandboxed"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("where", ["top", "subfolder", "worktree"])
+def test_commits_work_in_workspace_write(area: Path, where: str) -> None:
+    repo = area / "ws"
+    _git(
+        repo,
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "user.name=t",
+        "commit",
+        "--allow-empty",
+        "-qm",
+        "0",
+    )
+    if where == "subfolder":
+        ws = repo / "sub"
+        ws.mkdir()
+    elif where == "worktree":
+        ws = area / "outside" / "wt"
+        _git(repo, "worktree", "add", "-q", str(ws))
+    else:
+        ws = repo
+    proc, outputs = _run(ws, [_COMMIT])
+    assert proc.returncode == 0, proc.stderr
+    assert outputs[0]["exit_code"] == 0, outputs[0]["output"]
+    log = subprocess.run(
+        ["git", "-C", str(ws), "log", "--format=%s"], check=True, capture_output=True, text=True
+    )
+    assert log.stdout.split() == ["sandboxed", "0"]

@@ -19,6 +19,7 @@ and its process group killed at the end (and recorded for the next run to reap, 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -230,6 +231,7 @@ class Sandbox:
                 writable += [workspace, Path(tempfile.gettempdir())]
                 writable += [Path(d) for d in _TEMP_DIRS]
                 writable += [_root(workspace, r) for r in self.config.writable_roots]
+                writable += _git_dirs(workspace)
             ruleset = landlock.build_ruleset(
                 landlock.abi_version(), readable=[Path("/")], writable=writable
             )
@@ -249,6 +251,34 @@ class Sandbox:
         if self._private_tmp is not None:
             shutil.rmtree(self._private_tmp, ignore_errors=True)
             self._private_tmp = None
+
+
+def _git_dirs(workspace: Path) -> list[Path]:
+    """The git folders commits in `workspace` write to, when they are not inside it.
+
+    A workspace below a repository's top (its `.git` is in a parent folder) and a linked
+    worktree (`.git` is a file: `gitdir: <main>/.git/worktrees/<name>`, whose `commondir` names
+    the main `.git`) commit into folders outside the workspace; they stay writable, as the
+    workspace's own `.git` does.
+    """
+    for folder in (workspace, *workspace.parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir():
+            return [] if folder == workspace else [dotgit]
+        if dotgit.is_file():
+            try:
+                text = dotgit.read_text(errors="replace").strip()
+            except OSError:
+                return []
+            if not text.startswith("gitdir:"):
+                return []
+            gitdir = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            dirs = [gitdir]
+            with contextlib.suppress(OSError):
+                common = (gitdir / "commondir").read_text().strip()
+                dirs.append((gitdir / common).resolve())
+            return dirs
+    return []
 
 
 def _root(workspace: Path, root: str) -> Path:
