@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from vtcode.errors import ConfigError
+from vtcode.tools.shell_parse import ShellAnalysis, Unresolved, analyse
 
 if TYPE_CHECKING:
     from vtcode.config.model import VtcodeConfig
@@ -56,8 +57,6 @@ PATH_ARGS: dict[str, str] = {
 }
 _DEFAULT_PATH = {"list_files": ".", "grep": "."}
 _RULE_RE = re.compile(r"^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_SUBSTITUTION = ("$(", "`", "<(", ">(")
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "(", ")"})
 
 
 class Decision(StrEnum):
@@ -137,27 +136,12 @@ def parse_rules(texts: list[str], key: str) -> tuple[PermissionRule, ...]:
 
 
 def split_command(command: str) -> list[str] | None:
-    """The simple commands of a shell line (words joined by spaces); None if not analysable."""
-    if any(s in command for s in _SUBSTITUTION):
+    """The simple commands of a shell line (by basename, words after quote removal); None when
+    some part cannot be resolved without running it (see `vtcode.tools.shell_parse`)."""
+    analysis = analyse(command)
+    if analysis.unresolved or any(c.opaque for c in analysis.commands):
         return None
-    parts: list[str] = []
-    for line in command.splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words: list[str] = []
-        try:
-            for tok in lexer:
-                if tok in _SEPARATORS:
-                    if words:
-                        parts.append(" ".join(words))
-                    words = []
-                else:
-                    words.append(tok)
-        except ValueError:  # unbalanced quotes
-            return None
-        if words:
-            parts.append(" ".join(words))
-    return parts
+    return [c.forms()[0] for c in analysis.commands]
 
 
 def _command_glob(pattern: str, command: str) -> bool:
@@ -167,11 +151,18 @@ def _command_glob(pattern: str, command: str) -> bool:
 
 
 def _command_matches(pattern: str, command: str, *, every: bool) -> bool:
-    parts = split_command(command)
+    """deny/ask: the raw line or any form of any command matches; allow: every command matches
+    (by basename or as written) and nothing in the line is unresolvable."""
+    analysis = analyse(command)
     if every:
-        return bool(parts) and all(_command_glob(pattern, p) for p in parts or [])
-    candidates = [command.strip(), *(parts or [])]
-    return any(_command_glob(pattern, c) for c in candidates)
+        return (
+            not analysis.unresolved
+            and bool(analysis.commands)
+            and all(any(_command_glob(pattern, f) for f in c.forms()) for c in analysis.commands)
+        )
+    if _command_glob(pattern, command.strip()):
+        return True
+    return any(_command_glob(pattern, f) for c in analysis.commands for f in c.forms())
 
 
 @functools.lru_cache(maxsize=512)
@@ -330,13 +321,20 @@ class PermissionPolicy:
         for rule in self.deny:
             if rule.matches(tool, values, kind, every=False):
                 return PermissionVerdict(Decision.DENY, rule.text, f"denied by rule {rule.text!r}")
+        shell = _ShellFacts()
+        if tool == "exec_command" and kind == "command":
+            shell, verdict = self._shell_check(tool, values, args.get("workdir"))
+            if verdict is not None:
+                return verdict
         for rule in self.ask:
             if rule.matches(tool, values, kind, every=False):
                 return PermissionVerdict(
                     Decision.ASK, rule.text, f"rule {rule.text!r} requires approval"
                 )
         for rule in self.allow:
-            if rule.matches(tool, values, kind, every=True):
+            if rule.matches(tool, values, kind, every=True) and not (
+                rule.pattern is not None and shell.uncovered
+            ):
                 return PermissionVerdict(
                     Decision.ALLOW, rule.text, f"allowed by rule {rule.text!r}"
                 )
@@ -344,7 +342,9 @@ class PermissionPolicy:
         if narrowing:
             listed = ", ".join(repr(r.text) for r in narrowing)
             return PermissionVerdict(
-                Decision.ASK, None, f"{tool} call is not covered by the allow rules {listed}"
+                Decision.ASK,
+                None,
+                f"{tool} call is not covered by the allow rules {listed}{shell.note}",
             )
         reason = (
             "no rule matched; allowed by the full-auto allow-list"
@@ -352,6 +352,93 @@ class PermissionPolicy:
             else "no rule matched"
         )
         return PermissionVerdict(Decision.ALLOW, None, reason)
+
+    def _shell_check(
+        self, tool: str, values: list[str], workdir: Any
+    ) -> tuple[_ShellFacts, PermissionVerdict | None]:
+        """What a shell line adds to its rules: a part that cannot be resolved is denied when a
+        deny rule names the tool (it could be the denied command); a redirect is a write, judged
+        like write_file of its target (deny rules anywhere, the full verdict outside the
+        workspace), and an outside write not allowed by a write_file rule keeps an
+        `exec_command(pattern)` allow rule from covering the line."""
+        analyses = [analyse(v) for v in values]
+        unresolved = [u for a in analyses for u in a.unresolved]
+        unresolved += [
+            Unresolved(" ".join(c.argv), f"an argument of `{c.name}` that is not a literal")
+            for a in analyses
+            for c in a.commands
+            if c.opaque and any(_constrains_args(r, tool, c.name) for r in self.deny)
+        ]
+        if unresolved:
+            guard = next((r for r in self.deny if r.names_tool(tool)), None)
+            if guard is not None:
+                u = unresolved[0]
+                return _ShellFacts(), PermissionVerdict(
+                    Decision.DENY,
+                    guard.text,
+                    f"denied: {u.why} in {u.part!r} cannot be checked against deny rule "
+                    f"{guard.text!r}",
+                )
+        uncovered: list[str] = []
+        for target in _write_targets(analyses, self.workspace, workdir):
+            inside = self.workspace is None or _inside(target, self.workspace)
+            verdict = self._check("write_file", {"path": target})
+            if inside:
+                if verdict.decision is Decision.DENY and verdict.rule != FULL_AUTO_RULE:
+                    return _ShellFacts(), _redirect_verdict(target, verdict)
+            elif verdict.decision is not Decision.ALLOW:
+                return _ShellFacts(), _redirect_verdict(target, verdict)
+            elif verdict.rule is None:
+                uncovered.append(target)
+        notes = [f"; {u.why} in {u.part!r}" for u in unresolved[:1]]
+        notes += [
+            f"; writes {t} outside the workspace (no write_file rule allows it)"
+            for t in uncovered[:1]
+        ]
+        return _ShellFacts(bool(unresolved) or bool(uncovered), "".join(notes)), None
+
+
+@dataclass(frozen=True, slots=True)
+class _ShellFacts:
+    """Why a command line's allow rules may not cover it (`note` is appended to the reason)."""
+
+    uncovered: bool = False
+    note: str = ""
+
+
+def _constrains_args(rule: PermissionRule, tool: str, name: str) -> bool:
+    """Whether a deny rule names this command and says something about its arguments, so an
+    argument only known at run time (`git $X` with X=push) could be what it denies."""
+    if rule.pattern is None or not rule.names_tool(tool):
+        return False
+    head, _, rest = rule.pattern.partition(" ")
+    return fnmatch.fnmatchcase(name, head) and rest.strip() not in ("", "*")
+
+
+def _redirect_verdict(target: str, verdict: PermissionVerdict) -> PermissionVerdict:
+    return PermissionVerdict(
+        verdict.decision,
+        verdict.rule,
+        f"redirect writes {target}: {verdict.reason}",
+        verdict.outcome,
+    )
+
+
+def _write_targets(
+    analyses: list[ShellAnalysis], workspace: Path | None, workdir: Any
+) -> list[str]:
+    """Redirect targets made absolute against the command's working directory."""
+    base = Path(workspace or Path.cwd()).absolute()
+    if isinstance(workdir, str) and workdir:
+        base = base / Path(workdir).expanduser()
+    return [os.path.normpath(base / t) for a in analyses for t in a.writes]
+
+
+def _inside(target: str, workspace: Path) -> bool:
+    """Physical containment: a symlink inside the workspace that points out is outside."""
+    root = os.path.realpath(workspace)
+    real = os.path.realpath(target)
+    return real == root or real.startswith(root.rstrip("/") + "/")
 
 
 def _as_dict(arguments: Any) -> dict[str, Any]:
