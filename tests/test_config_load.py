@@ -31,6 +31,9 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "user-home"
     home.mkdir()
     monkeypatch.setenv("VTCODE_HOME", str(home))
+    # these tests are about layering and editing; what an untrusted workspace may set is
+    # tests/test_config_trust.py's subject
+    monkeypatch.setenv("VTCODE_TRUST_WORKSPACE", "1")
     return home
 
 

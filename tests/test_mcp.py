@@ -28,7 +28,7 @@ from vtcode.mcp.names import (
     tool_name,
     tool_name_problem,
 )
-from vtcode.mcp.plan import McpPlan, ServerPlan, plan_servers
+from vtcode.mcp.plan import McpPlan, ServerPlan, plan_servers, workspace_servers
 from vtcode.mcp.runtime import CallCancelled, CallTimeout, LoopThread
 from vtcode.mcp.tools import render_result
 from vtcode.tools.base import ToolContext, ToolError
@@ -124,7 +124,7 @@ def test_workspace_servers_need_trust_user_servers_do_not(tmp_path: Path) -> Non
     assert [s.name for s in plan_servers(cfg, ws, env).servers] == ["mine"]
 
 
-def test_a_workspace_change_to_a_user_server_counts_as_workspace(tmp_path: Path) -> None:
+def test_a_workspace_change_to_a_user_server_is_ignored_until_trusted(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(
@@ -132,8 +132,16 @@ def test_a_workspace_change_to_a_user_server_counts_as_workspace(tmp_path: Path)
     )
     ws = _workspace(tmp_path, '[mcp.servers.mine]\nargs = ["--something-else"]\n')
     env = {"VTCODE_HOME": str(home)}
-    cfg = load_config(workspace=ws, env=env).config
-    assert plan_servers(cfg, ws, env).refused == ("mine",)
+    loaded = load_config(workspace=ws, env=env)
+    # untrusted: the loader keeps the user's definition (docs/config-trust.md) ...
+    assert loaded.config.mcp.servers["mine"].args == [str(TOOLBOX)]
+    assert [d.key for d, _ in loaded.decisions] == ["mcp.servers.mine"]
+    assert [s.name for s in plan_servers(loaded.config, ws, env).servers] == ["mine"]
+    # ... and once trusted, the changed server counts as the workspace's (its own gate)
+    trusted = {**env, "VTCODE_TRUST_WORKSPACE": "1"}
+    cfg = load_config(workspace=ws, env=trusted).config
+    assert cfg.mcp.servers["mine"].args == ["--something-else"]
+    assert workspace_servers(ws, cfg, trusted) == {"mine"}
     # the same change made on the command line is the user's own choice
     cfg = load_config(
         workspace=tmp_path / "home", env=env, overrides=['mcp.servers.mine.args=["--x"]']

@@ -7,11 +7,14 @@ problems go to stderr. Invalid config exits 2 with `file:line:col: key: message`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+
+if TYPE_CHECKING:
+    from vtcode.config.load import LoadedConfig
 
 
 def _note(app: AppContext, text: str) -> None:
@@ -63,22 +66,49 @@ def show(app: AppContext, as_json: bool, origin: bool) -> int:
         from vtcode.cli.output import emit_json
 
         if origin:
-            origins = {k: s.to_json() for k, s in loaded.origins().items()}
-            emit_json({"config": data, "origins": origins})
+            origins: dict[str, Any] = {k: s.to_json() for k, s in loaded.origins().items()}
+            for d, _ in loaded.decisions:
+                if d.key in origins:  # the value shown is not (only) the workspace's
+                    origins[d.key]["workspace"] = "merged" if not d.dropped else "ignored"
+            emit_json({"config": data, "origins": origins, "trust": _trust_json(loaded)})
         else:
             emit_json(data)
         return 0
     if not origin:
         click.echo(_toml_document(data), nl=False)
         return 0
-    rows = [
-        (f"{key} = {_toml_value(_lookup(data, key))}", source)
-        for key, source in loaded.origins().items()
-    ]
+    marks = {d.key: d for d, _ in loaded.decisions}
+    rows = []
+    for key, source in loaded.origins().items():
+        note = str(source)
+        mark = marks.get(key)
+        if mark is not None:
+            note += "; workspace value " + ("merged" if not mark.dropped else "ignored")
+        rows.append((f"{key} = {_toml_value(_lookup(data, key))}", note))
     width = min(max(len(text) for text, _ in rows), 60)
-    for text, source in rows:
-        click.echo(f"{text:<{width}}  # {source}")
+    for text, note in rows:
+        click.echo(f"{text:<{width}}  # {note}")
+    for d, where in loaded.decisions:
+        verb = "merged" if not d.dropped else "ignored"
+        click.echo(f"# {verb} from the untrusted workspace: {d.key} ({d.cls}) at {where}: {d.why}")
     return 0
+
+
+def _trust_json(loaded: LoadedConfig) -> dict[str, Any]:
+    """Whether the workspace layer was filtered, and each key it could not apply as written."""
+    return {
+        "workspace_filtered": loaded.untrusted_workspace,
+        "decisions": [
+            {
+                "key": d.key,
+                "class": str(d.cls),
+                "action": "merged" if not d.dropped else "ignored",
+                "location": where,
+                "reason": d.why,
+            }
+            for d, where in loaded.decisions
+        ],
+    }
 
 
 def _lookup(data: dict[str, Any], key: str) -> Any:

@@ -63,15 +63,24 @@ def list_hooks(app: AppContext, as_json: bool) -> int:
 @hooks.command("trust")
 @click.pass_obj
 def trust(app: AppContext) -> int:
-    """Trust the workspace's current hook definitions (a changed hook needs trust again)."""
-    from vtcode.hooks.config import workspace_fingerprint
-    from vtcode.hooks.trust import trust_workspace
+    """Trust this workspace's vtcode.toml and its current hooks (a changed hook needs trust again).
 
-    fp, events = workspace_fingerprint(app.workspace, app.loaded_config().config)
-    if fp is None:
-        click.echo("this workspace's vtcode.toml defines no hooks: nothing to trust", err=True)
-        return 0
+    An untrusted workspace config may only tighten your policy (docs/config-trust.md); once
+    trusted, it applies as written.
+    """
+    from vtcode.config.load import load_config
+    from vtcode.hooks.config import workspace_fingerprint
+    from vtcode.hooks.trust import trust_workspace, trusting_env
+
+    env = trusting_env()  # see the workspace's own definitions, unfiltered, to fingerprint them
+    cfg = load_config(
+        workspace=app.workspace, config_file=app.config_file, overrides=app.overrides, env=env
+    ).config
+    fp, events = workspace_fingerprint(app.workspace, cfg, env)
     path = trust_workspace(app.workspace, fp)
+    if fp is None:
+        click.echo(f"trusted {app.workspace} (it defines no hooks; recorded in {path})", err=True)
+        return 0
     click.echo(
         f"trusted the {', '.join(events)} hook(s) of {app.workspace} (recorded in {path})", err=True
     )

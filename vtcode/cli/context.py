@@ -45,4 +45,9 @@ class AppContext:
                 config_file=self.config_file,
                 overrides=self.overrides,
             )
+            # once per process: what an untrusted workspace config could not apply
+            for line in self._loaded.trust_warnings():
+                from vtcode.cli.output import print_warning
+
+                print_warning(line, color=self.color)
         return self._loaded

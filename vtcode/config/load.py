@@ -7,6 +7,10 @@ Files are read with stdlib `tomllib` (data-only, rejects duplicate keys and tabl
 into `VtcodeConfig`; every problem names its key path and the `file:line:col` of the key in the
 layer that set it. `origin()` answers which layer set a key: the hooks trust gate needs to know
 whether hooks came from the workspace or from the user's own config.
+
+An untrusted workspace layer is filtered by `trust_policy` before it is merged (it may only
+tighten the user's policy); `LoadedConfig.decisions` lists what was dropped or merged, each with
+one warning in `trust_warnings()`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from vtcode.config.tomlscan import (
     parse_key,
     parse_key_path,
 )
+from vtcode.config.trust_policy import TRUST_HINT, Decision, filter_workspace
+from vtcode.config.trust_store import workspace_trusted
 from vtcode.errors import ConfigError
 from vtcode.jsontypes import DecodeError, decode, encode
 
@@ -167,6 +173,18 @@ class LoadedConfig:
     sources: list[Path]
     layers: tuple[ConfigLayer, ...] = ()
     warnings: tuple[str, ...] = ()
+    decisions: tuple[tuple[Decision, str], ...] = ()  # (what, file:line:col) untrusted workspace
+    untrusted_workspace: bool = False  # a workspace layer was read and filtered
+
+    def trust_warnings(self) -> list[str]:
+        """One line per workspace key an untrusted workspace could not apply as written."""
+        out = []
+        for d, where in self.decisions:
+            verb = "ignored" if d.dropped else "merged"
+            out.append(
+                f"{where}: {d.key} {verb}: {d.why}; the workspace is not trusted ({TRUST_HINT})"
+            )
+        return out
 
     def effective(self) -> dict[str, Any]:
         """The merged config as plain data, defaults included (unset optionals omitted)."""
@@ -363,11 +381,18 @@ def override_layer(text: str) -> ConfigLayer:
 # Resolving layers into one config
 
 
-def resolve(layers: Sequence[ConfigLayer]) -> LoadedConfig:
-    """Merge, validate and decode layers (lowest first); `ConfigInvalid` lists every problem."""
+def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False) -> LoadedConfig:
+    """Merge, validate and decode layers (lowest first); `ConfigInvalid` lists every problem.
+
+    With `untrusted_workspace`, the workspace layer is filtered by the trust policy against the
+    defaults and the layers below it (the user config).
+    """
     warnings: list[str] = []
     problems: list[ConfigProblem] = []
     fixed = [_apply_aliases(layer, warnings, problems) for layer in layers]
+    decisions: list[tuple[Decision, str]] = []
+    if untrusted_workspace:
+        fixed = _filter_workspace(fixed, decisions)
     for layer in fixed:
         for path in keys.unknown_keys(layer.data):
             hint = keys.suggest(path)
@@ -396,8 +421,28 @@ def resolve(layers: Sequence[ConfigLayer]) -> LoadedConfig:
         raise ConfigInvalid([_at(fixed, _pointer_path(merged, e.pointer), e.reason)]) from None
     sources = [la.source.path for la in fixed if la.source.path is not None]
     return LoadedConfig(
-        config=config, sources=sources, layers=tuple(fixed), warnings=tuple(warnings)
+        config=config,
+        sources=sources,
+        layers=tuple(fixed),
+        warnings=tuple(warnings),
+        decisions=tuple(decisions),
+        untrusted_workspace=untrusted_workspace,
     )
+
+
+def _filter_workspace(
+    layers: list[ConfigLayer], decisions: list[tuple[Decision, str]]
+) -> list[ConfigLayer]:
+    below: dict[str, Any] = encode(VtcodeConfig())
+    out: list[ConfigLayer] = []
+    for layer in layers:
+        if layer.source.layer is Layer.WORKSPACE:
+            data, made = filter_workspace(layer.data, below)
+            decisions.extend((d, layer.locate(d.path)) for d in made)
+            layer = dataclasses.replace(layer, data=data)
+        below = _merge(below, layer.data)
+        out.append(layer)
+    return out
 
 
 def _apply_aliases(
@@ -600,7 +645,10 @@ def load_config(
     overrides: list[str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
-    """Read every layer (user, workspace, `--config`, `-c`) over the defaults, and validate."""
+    """Read every layer (user, workspace, `--config`, `-c`) over the defaults, and validate.
+
+    The workspace layer is filtered unless `workspace_trusted` (the trust store) says otherwise.
+    """
     wanted: list[tuple[Path, Layer, bool]] = []
     user = user_config_path(env)
     if user is not None:
@@ -628,7 +676,10 @@ def load_config(
             problems.extend(e.problems)
     if problems:
         raise ConfigInvalid(problems)
-    return resolve(layers)
+    untrusted = any(la.source.layer is Layer.WORKSPACE for la in layers) and not workspace_trusted(
+        workspace, env
+    )
+    return resolve(layers, untrusted_workspace=untrusted)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
