@@ -210,7 +210,7 @@ class SSETransport:
         self._active: httpx.Response | None = None
         # Guards `_active`: an abort from another thread (interrupt, deadline watchdog) shuts
         # down the socket of the response being read, never one already back in the pool.
-        self._active_lock = threading.Lock()
+        self._active_lock = threading.RLock()  # re-entrant: a signal handler may abort
 
     def url(self, path: str) -> str:
         return f"{self.endpoint.base_url}{path}"
