@@ -152,13 +152,17 @@ def _command_glob(pattern: str, command: str) -> bool:
 
 def _command_matches(pattern: str, command: str, *, every: bool) -> bool:
     """deny/ask: the raw line or any form of any command matches; allow: every command matches
-    (by basename or as written) and nothing in the line is unresolvable."""
+    (by basename or as written) with only literal arguments (`git $X` could be `git -c
+    alias.x=!cmd x`) and nothing in the line is unresolvable."""
     analysis = analyse(command)
     if every:
         return (
             not analysis.unresolved
             and bool(analysis.commands)
-            and all(any(_command_glob(pattern, f) for f in c.forms()) for c in analysis.commands)
+            and all(
+                not c.opaque and any(_command_glob(pattern, f) for f in c.forms())
+                for c in analysis.commands
+            )
         )
     if _command_glob(pattern, command.strip()):
         return True
