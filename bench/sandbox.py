@@ -6,7 +6,7 @@ Each shape starts `bash -c true` CALLS times with `subprocess.run` and waits for
 process, interleaved round by round so machine noise hits every shape alike:
 
 - bare: `bash -c true`, no preexec (the baseline);
-- pdeathsig: the unsandboxed fallback (PR_SET_PDEATHSIG in preexec);
+- pdeathsig: the unsandboxed fallback (`setpriv --pdeathsig KILL`, or a preexec without it);
 - pid-ns: the launcher with `network = true` in danger-full-access (PID namespace only);
 - workspace-write: Landlock + PID namespace + network namespace (the default);
 - workspace-write+net: Landlock + PID namespace, network allowed;
@@ -39,7 +39,10 @@ def _launcher(sandbox: Sandbox, ws: Path) -> Callable[[], None]:
     argv = [*launch.prefix, "bash", "-c", "true"]
 
     def run() -> None:
-        subprocess.run(argv, preexec_fn=launch.preexec, check=True, start_new_session=True)
+        proc = launch.spawn(
+            lambda: subprocess.Popen(argv, preexec_fn=launch.preexec, start_new_session=True)
+        )
+        assert proc.wait() == 0
 
     return run
 

@@ -275,3 +275,12 @@ def test_commits_work_in_workspace_write(area: Path, where: str) -> None:
         ["git", "-C", str(ws), "log", "--format=%s"], check=True, capture_output=True, text=True
     )
     assert log.stdout.split() == ["sandboxed", "0"]
+
+
+def test_commands_start_with_no_blocked_signals_and_no_new_privileges(area: Path) -> None:
+    # Commands are started from a sandbox thread that blocks SIGINT/SIGTERM for itself; the
+    # command must not inherit that mask (it could not be interrupted or terminated).
+    proc, outputs = _run(area / "ws", ["grep -E '^(SigBlk|NoNewPrivs):' /proc/self/status"])
+    assert proc.returncode == 0, proc.stderr
+    lines = outputs[0]["output"].split("\n")
+    assert "SigBlk:\t0000000000000000" in lines and "NoNewPrivs:\t1" in lines, lines

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from vtcode.config.model import SandboxConfig, SandboxMode
 from vtcode.sandbox import landlock
+from vtcode.sandbox.spawner import Spawner
 
 __all__ = ["FORCE_UNAVAILABLE_ENV", "Launch", "Sandbox", "SandboxState"]
 
@@ -88,14 +89,24 @@ class SandboxState:
         return out
 
 
+Spawn = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[bytes]"]
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     """What `Popen` needs for one sandboxed command: argv prefix, preexec, extra environment."""
 
     prefix: list[str]
-    preexec: Callable[[], None]
+    preexec: Callable[[], None] | None  # None: Popen may vfork (see `spawner`)
     env: dict[str, str] = field(default_factory=dict)
     contained: bool = False  # in a PID namespace: nothing it starts can outlive it
+    spawn: Spawn = field(default=lambda start: start())  # runs the Popen (on the spawner)
+
+
+def _pdeathsig_args() -> list[str] | None:
+    """`setpriv --pdeathsig KILL`: the parent-death signal without a `preexec_fn` (no fork)."""
+    exe = shutil.which("setpriv")
+    return None if exe is None else [exe, "--pdeathsig", "KILL", "--"]
 
 
 def _unshare_args(network: bool) -> list[str] | None:
@@ -186,6 +197,7 @@ class Sandbox:
         self.mode = SandboxMode(self.config.mode)
         self.network = bool(self.config.network)
         self._rulesets: dict[Path, landlock.Ruleset] = {}
+        self._spawners: dict[Path, Spawner] = {}
         self._private_tmp: Path | None = None
         forced = os.environ.get(FORCE_UNAVAILABLE_ENV)  # read per run: tests set it per test
         self._reason = (
@@ -207,19 +219,40 @@ class Sandbox:
         return SandboxState("off" if off else "enforced", self.mode.value, self.network, roots)
 
     def launch(self, workspace: Path) -> Launch:
-        """The prefix, preexec and environment for one command run in `workspace`."""
+        """The prefix, preexec and environment for one command run in `workspace`.
+
+        As root with `setpriv` (the common CI case) nothing runs between fork and exec: the
+        parent-death signal comes from `setpriv` and Landlock from the spawner thread, so
+        `Popen` takes the vfork path. Otherwise a `preexec_fn` does it all (a user namespace
+        must be entered, and its maps written, before Landlock forbids writing them).
+        """
         parent = os.getpid()
+        pdeathsig = _pdeathsig_args()
         prefix = _unshare_args(self.network) if self.available else None
         if prefix is None:  # unavailable: PDEATHSIG on the shell, the group killed at the end
+            if pdeathsig is not None:
+                return Launch(pdeathsig, None)
             return Launch([], _child_setup(parent, None, False))
         env: dict[str, str] = {}
-        ruleset_fd = None
+        ruleset = None
         if self.mode != SandboxMode.DANGER_FULL_ACCESS:
-            ruleset_fd = self._ruleset(workspace.resolve()).fd
+            ruleset = self._ruleset(workspace.resolve())
             if self.mode == SandboxMode.READ_ONLY:
                 env["TMPDIR"] = str(self._private_temp())
-        setup = _child_setup(parent, ruleset_fd, os.getuid() != 0)
+        if os.getuid() == 0 and pdeathsig is not None:
+            if ruleset is None:
+                return Launch([*pdeathsig, *prefix], None, env, contained=True)
+            spawner = self._spawner(workspace.resolve(), ruleset)
+            return Launch([*pdeathsig, *prefix], None, env, contained=True, spawn=spawner.call)
+        setup = _child_setup(parent, ruleset.fd if ruleset else None, os.getuid() != 0)
         return Launch(prefix, setup, env, contained=True)
+
+    def _spawner(self, workspace: Path, ruleset: landlock.Ruleset) -> Spawner:
+        spawner = self._spawners.get(workspace)
+        if spawner is None:
+            spawner = Spawner(ruleset.fd, name=f"vtcode-sandbox-{len(self._spawners)}")
+            self._spawners[workspace] = spawner
+        return spawner
 
     def _ruleset(self, workspace: Path) -> landlock.Ruleset:
         ruleset = self._rulesets.get(workspace)
@@ -245,6 +278,9 @@ class Sandbox:
 
     def close(self) -> None:
         """Close the rulesets and remove the private temp dir (read-only mode)."""
+        for spawner in self._spawners.values():
+            spawner.close()
+        self._spawners.clear()
         for ruleset in self._rulesets.values():
             ruleset.close()
         self._rulesets.clear()

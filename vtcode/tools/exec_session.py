@@ -84,22 +84,24 @@ class ExecSession:
         self.timed_out = False
         self.eof = False
         full_env = env if env is not None else _policy_env(ShellEnvironmentPolicy(), None)
-        launch = launch or Launch([], _no_setup)
+        launch = launch or Launch([], None)
         self.contained = launch.contained
         if launch.prefix:
             _check_executable(argv[0], full_env, cwd)  # the launcher would only say "exit 127"
         try:
-            self.proc = subprocess.Popen(
-                [*launch.prefix, *argv],
-                cwd=cwd,
-                env={**full_env, **launch.env},
-                preexec_fn=launch.preexec,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-                bufsize=0,
+            self.proc = launch.spawn(
+                lambda: subprocess.Popen(
+                    [*launch.prefix, *argv],
+                    cwd=cwd,
+                    env={**full_env, **launch.env},
+                    preexec_fn=launch.preexec,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                    bufsize=0,
+                )
             )
         except FileNotFoundError as exc:
             raise ToolError(f"command not found: {argv[0]}") from exc
@@ -330,10 +332,6 @@ class ExecSession:
                 self.proc.stdin.close()
         self._reaper.join(timeout=grace + 1.0)
         self._pump.join(timeout=grace + 1.0)
-
-
-def _no_setup() -> None:
-    """No sandbox and no parent-death signal (direct `ExecSession` use in tests)."""
 
 
 def _check_executable(program: str, env: dict[str, str], cwd: Path) -> None:
