@@ -384,13 +384,24 @@ class PermissionPolicy:
                     f"{guard.text!r}",
                 )
         uncovered: list[str] = []
+        root = os.path.realpath(self.workspace) if self.workspace is not None else None
+        lexical = os.path.normpath(Path(self.workspace or Path.cwd()).absolute())
+        write_denies = [r for r in self.deny if r.names_tool("write_file")]
         for target in _write_targets(analyses, self.workspace, workdir):
-            inside = self.workspace is None or _inside(target, self.workspace)
+            if root is None or _inside(target, root):
+                rel = [target[len(lexical) + 1 :] if target.startswith(lexical + "/") else target]
+                rule = next(
+                    (r for r in write_denies if r.matches("write_file", rel, "path", every=False)),
+                    None,
+                )
+                if rule is not None:
+                    denied = PermissionVerdict(
+                        Decision.DENY, rule.text, f"denied by rule {rule.text!r}"
+                    )
+                    return _ShellFacts(), _redirect_verdict(target, denied)
+                continue
             verdict = self._check("write_file", {"path": target})
-            if inside:
-                if verdict.decision is Decision.DENY and verdict.rule != FULL_AUTO_RULE:
-                    return _ShellFacts(), _redirect_verdict(target, verdict)
-            elif verdict.decision is not Decision.ALLOW:
+            if verdict.decision is not Decision.ALLOW:
                 return _ShellFacts(), _redirect_verdict(target, verdict)
             elif verdict.rule is None:
                 uncovered.append(target)
@@ -435,12 +446,13 @@ def _write_targets(
     base = Path(workspace or Path.cwd()).absolute()
     if isinstance(workdir, str) and workdir:
         base = base / Path(workdir).expanduser()
-    return [os.path.normpath(base / t) for a in analyses for t in a.writes]
+    return [
+        os.path.normpath(t if t[:1] == "/" else f"{base}/{t}") for a in analyses for t in a.writes
+    ]
 
 
-def _inside(target: str, workspace: Path) -> bool:
-    """Physical containment: a symlink inside the workspace that points out is outside."""
-    root = os.path.realpath(workspace)
+def _inside(target: str, root: str) -> bool:
+    """Physical containment (`root` already real): a symlink inside that points out is outside."""
     real = os.path.realpath(target)
     return real == root or real.startswith(root.rstrip("/") + "/")
 

@@ -160,6 +160,8 @@ class _Walker:
         self._walk(root, depth)
 
     def _walk(self, node: tree_sitter.Node, depth: int) -> None:
+        if not node.child_count:  # a token: nothing below it runs
+            return
         kind = node.type
         if kind == "command":
             self._command(node, [], None, depth)
@@ -217,37 +219,46 @@ class _Walker:
         stdin: str | None,
         depth: int,
     ) -> None:
-        for child in node.children:
-            if child.type == "file_redirect":
+        name: tree_sitter.Node | None = None
+        args: list[tree_sitter.Node] = []
+        for i, child in enumerate(node.children):
+            kind = child.type
+            if kind == "file_redirect":
                 extra.extend(self._redirect(child, depth))
-            elif child.type == "herestring_redirect":
+                continue
+            if kind == "herestring_redirect":
                 stdin = _herestring_text(child)
+            elif kind == "command_name":
+                name = child
+            elif node.field_name_for_child(i) == "argument":
+                args.append(child)
+            if child.child_count:
                 self._walk(child, depth)
-            else:
-                self._walk(child, depth)
-        name = node.child_by_field_name("name")
         if name is None:
             return
-        words = [_word(name), *(_word(a) for a in node.children_by_field_name("argument"))]
-        words.extend(_word(e) for e in extra)
-        self._simple(words, stdin, depth, _text(node))
+        words = [_word(n) for n in (name, *args, *extra)]
+        self._simple(words, stdin, depth, node)
 
-    def _simple(self, words: list[_Word], stdin: str | None, depth: int, text: str) -> None:
+    def _simple(
+        self, words: list[_Word], stdin: str | None, depth: int, src: tree_sitter.Node
+    ) -> None:
         if depth > MAX_DEPTH:
-            self._flag(text, f"commands nested deeper than {MAX_DEPTH} levels")
+            self._flag(_text(src), f"commands nested deeper than {MAX_DEPTH} levels")
             return
         head = words[0]
         if not head.literal or head.value is None:
-            self._flag(text, "a command name that is not a literal (variable, substitution, glob)")
+            self._flag(
+                _text(src), "a command name that is not a literal (variable, substitution, glob)"
+            )
             return
         opaque = any(w.value is None for w in words[1:])
         cmd = ShellCommand(tuple(w.shown for w in words), opaque)
         self.commands.append(cmd)
         name, args = cmd.name, words[1:]
         if name in ("eval", "source", "."):
-            self._flag(text, f"`{name}` runs code that is only known when it runs")
+            self._flag(_text(src), f"`{name}` runs code that is only known when it runs")
         elif name in SHELLS or (name == "su" and _has_opt(args, "-c")):
-            self._shell(args, stdin, depth, text)
+            self._shell(args, stdin, depth, src)
         elif name in ("trap", "alias"):
             for w in args:
                 code = w.value.split("=", 1)[1] if name == "alias" and w.value else w.value
@@ -256,26 +267,26 @@ class _Walker:
                     if name == "trap":
                         break
         elif name == "find" and any(w.value in _FIND_RUNS for w in args):
-            self._flag(text, "`find -exec/-execdir/-ok/-delete` runs or deletes per file")
+            self._flag(_text(src), "`find -exec/-execdir/-ok/-delete` runs or deletes per file")
         elif name == "git":
-            self._git(args, text)
+            self._git(args, src)
         elif name in _PREFIXES:
-            self._prefix(name, args, stdin, depth, text)
+            self._prefix(name, args, stdin, depth, src)
 
     def _prefix(
-        self, name: str, args: list[_Word], stdin: str | None, depth: int, text: str
+        self, name: str, args: list[_Word], stdin: str | None, depth: int, src: tree_sitter.Node
     ) -> None:
         takes_value, positionals = _PREFIXES[name]
         i = 0
         while i < len(args):
             v = args[i].value
             if v is None:
-                self._flag(text, f"an argument of `{name}` that is not a literal")
+                self._flag(_text(src), f"an argument of `{name}` that is not a literal")
                 return
             if name == "env" and v in ("-S", "--split-string") and i + 1 < len(args):
                 code = args[i + 1].value
                 if code is None:
-                    self._flag(text, "`env -S` with a string that is not a literal")
+                    self._flag(_text(src), "`env -S` with a string that is not a literal")
                 else:
                     self.script(code, depth + 1)
                 return
@@ -298,11 +309,13 @@ class _Walker:
             self.script(code, depth + 1)
             return
         if i < len(args):
-            self._simple(args[i:], stdin, depth + 1, text)
+            self._simple(args[i:], stdin, depth + 1, src)
         elif name == "sudo" and _has_opt(args, "-s", "-i"):
-            self._flag(text, "`sudo -s/-i` starts a shell reading commands from stdin")
+            self._flag(_text(src), "`sudo -s/-i` starts a shell reading commands from stdin")
 
-    def _shell(self, args: list[_Word], stdin: str | None, depth: int, text: str) -> None:
+    def _shell(
+        self, args: list[_Word], stdin: str | None, depth: int, src: tree_sitter.Node
+    ) -> None:
         i, has_c = 0, False
         while i < len(args):
             v = args[i].value
@@ -323,42 +336,42 @@ class _Walker:
         if has_c:
             code = args[i].value if i < len(args) else None
             if code is None:
-                self._flag(text, "a shell -c string that is not a literal")
+                self._flag(_text(src), "a shell -c string that is not a literal")
             else:
                 self.script(code, depth + 1)
         elif i >= len(args):  # no script file: commands come from stdin
             if stdin is None:
-                self._flag(text, "a shell reading commands from stdin")
+                self._flag(_text(src), "a shell reading commands from stdin")
             else:
                 self.script(stdin, depth + 1)
         elif args[i].value is None:
-            self._flag(text, "a shell script path that is not a literal")
+            self._flag(_text(src), "a shell script path that is not a literal")
 
-    def _git(self, args: list[_Word], text: str) -> None:
+    def _git(self, args: list[_Word], src: tree_sitter.Node) -> None:
         for i, w in enumerate(args):
             v = w.value
             if v is None:
                 continue
             if v.startswith("--config-env"):
-                self._flag(text, "`git --config-env` takes a setting from the environment")
+                self._flag(_text(src), "`git --config-env` takes a setting from the environment")
             setting = None
             if v == "-c" and i + 1 < len(args):
                 setting = args[i + 1].value
                 if setting is None:
-                    self._flag(text, "a `git -c` setting that is not a literal")
+                    self._flag(_text(src), "a `git -c` setting that is not a literal")
             elif v.startswith("-c") and len(v) > 2:
                 setting = v[2:]
             elif v.lower().startswith("alias.") and i + 1 < len(args):
                 nxt = args[i + 1].value  # `git config alias.x '!cmd'`
                 if nxt is None or nxt.lstrip().startswith("!"):
-                    self._flag(text, "a git alias that runs a shell command (`!`)")
+                    self._flag(_text(src), "a git alias that runs a shell command (`!`)")
             if setting is not None:
                 key, _, value = setting.partition("=")
                 key = key.lower()
                 if key.startswith("alias.") and value.lstrip().startswith("!"):
-                    self._flag(text, "a git alias that runs a shell command (`!`)")
+                    self._flag(_text(src), "a git alias that runs a shell command (`!`)")
                 elif _GIT_RUNS.match(key):
-                    self._flag(text, f"`git -c {key}` names a program git runs")
+                    self._flag(_text(src), f"`git -c {key}` names a program git runs")
 
 
 def _has_opt(args: list[_Word], *opts: str) -> bool:
@@ -382,6 +395,8 @@ def _word(node: tree_sitter.Node) -> _Word:
         inner = node.named_children
         return _word(inner[0]) if len(inner) == 1 else _Word(None, False, text)
     if kind in ("word", "number"):
+        if "\\" not in text:
+            return _Word(text, not _GLOB.search(text), text)
         value = re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL).replace("\\\n", "")
         return _Word(value, not _GLOB.search(text.replace("\\\\", "")), text)
     if kind == "raw_string":
