@@ -322,6 +322,15 @@ def test_nesting_is_bounded() -> None:
     assert why == {"shell code nested deeper than 6 levels"}
 
 
+@pytest.mark.parametrize("opening", ["(", "$(", "{ "])
+def test_absurd_nesting_is_unresolved_not_a_crash(tmp_path: Path, opening: str) -> None:
+    closing = {"(": ")", "$(": ")", "{ ": "; }"}[opening]
+    line = opening * 3000 + "rm x" + closing * 3000
+    assert "nesting too deep to analyse" in {u.why for u in analyse(line).unresolved}
+    policy = PermissionPolicy(deny=[DENY_RM], workspace=tmp_path)
+    assert policy.check("exec_command", {"command": line}).decision is Decision.DENY
+
+
 # --- the real CLI: a user-config deny rule against a model that rewrites the command ----------
 
 SCRIPT = """

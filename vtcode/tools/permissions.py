@@ -4,10 +4,20 @@ A rule is `tool` or `tool(pattern)`; `tool` may be a glob (`*`, `mcp__*`). The p
 against the call's *primary argument*:
 
 - command tools (`exec_command.command`, `write_stdin.chars`): a glob where `*` matches anything
-  (spaces and `/` included), and `git *` also matches a bare `git`. A command is split at shell
-  control operators (`;`, `&&`, `||`, `|`, `&`, newlines): a deny/ask rule matches when *any*
-  part matches, an allow rule only when *every* part does, and never for a command that uses
-  `$(...)`, backticks or process substitution (it could run anything).
+  (spaces and `/` included), and `git *` also matches a bare `git`. The line is parsed with
+  tree-sitter-bash (`vtcode.tools.shell_parse`) into every simple command it can run —
+  pipelines, lists, subshells, groups, function bodies, substitutions, `bash -c` strings,
+  `env`/`sudo`/`xargs`/... prefixes — each compared by its basename (`/bin/rm` -> `rm`) and as
+  written, words after quote removal (`r''m` -> `rm`). A deny/ask rule matches when *any*
+  command matches, an allow rule only when *every* command does with literal arguments.
+- exec_command only: a part the parser cannot resolve (a variable or substitution as command
+  name, `eval`, `source`, `find -exec/-delete`, `git -c alias.x=!cmd`, unparsable input, an
+  unknown argument of a command a deny rule constrains) is denied when a deny rule names the
+  tool, and never allowed. A write redirect (`>`, `>>`, `&>`, `>|`, `<>`; `/dev/null`,
+  `/dev/std*`, `/dev/fd/N` exempt) is a write to its target, resolved against `workdir`: inside
+  the workspace the write_file deny rules apply; outside it the target gets write_file's whole
+  verdict, and an `exec_command(pattern)` allow rule covers the line only if a write_file rule
+  allows that target.
 - path tools (`read_file`, `write_file`, `list_files`, `grep`: `path`; `apply_patch`: every path
   the patch names): a gitignore-style glob on the workspace-relative path: `*` stays within one
   folder, `**` crosses folders, `src/**` matches `src` and everything below it, and a pattern

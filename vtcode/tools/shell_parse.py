@@ -137,7 +137,10 @@ class _Word:
 def analyse(script: str) -> ShellAnalysis:
     """All commands, writes and unresolvable parts of `script` (cached: called per rule)."""
     walker = _Walker()
-    walker.script(script, 0)
+    try:
+        walker.script(script, 0)
+    except RecursionError:  # thousands of nested groups: refuse rather than crash the call
+        walker.unresolved.append(Unresolved(_short(script), "nesting too deep to analyse"))
     return ShellAnalysis(tuple(walker.commands), tuple(walker.writes), tuple(walker.unresolved))
 
 
