@@ -258,7 +258,7 @@ class _Walker:
         cmd = ShellCommand(tuple(w.shown for w in words), opaque)
         self.commands.append(cmd)
         name, args = cmd.name, words[1:]
-        if name in ("eval", "source", "."):
+        if name in ("eval", "source", ".", "coproc"):  # the parser does not know coproc
             self._flag(_text(src), f"`{name}` runs code that is only known when it runs")
         elif name in SHELLS or (name == "su" and _has_opt(args, "-c")):
             self._shell(args, stdin, depth, src)
@@ -303,6 +303,8 @@ class _Walker:
                 i += 2 if opt in takes_value and "=" not in v and len(opt) == len(v) else 1
             else:
                 break
+        if name == "taskset" and _has_opt(args[:i], "-c", "--cpu-list", "-p", "--pid"):
+            positionals = 0  # the CPU list was the option's value: no mask positional
         i += positionals
         if name == "flock" and i < len(args) and args[i].value in ("-c", "--command"):
             args = [_Word("sh", True, "sh"), *args[i:]]
