@@ -22,7 +22,10 @@ from typing import Any
 import pytest
 
 from tests.exec_support import REPO, SESSION, canonical_snapshot, raw_events, vtcode
-from vtcode.sandbox import FORCE_UNAVAILABLE_ENV, Sandbox
+from vtcode.config.model import VtcodeConfig
+from vtcode.loop.exec_run import ExecContext
+from vtcode.orient.loop_part import OrientPart, make_part
+from vtcode.sandbox import FORCE_UNAVAILABLE_ENV, Sandbox, SandboxState
 from vtcode.schemas import fast_validator
 
 pytestmark = pytest.mark.skipif(
@@ -284,3 +287,40 @@ def test_commands_start_with_no_blocked_signals_and_no_new_privileges(area: Path
     assert proc.returncode == 0, proc.stderr
     lines = outputs[0]["output"].split("\n")
     assert "SigBlk:\t0000000000000000" in lines and "NoNewPrivs:\t1" in lines, lines
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        (SandboxState("enforced", "workspace-write", False), None),
+        (SandboxState("enforced", "read-only", False), "sandbox: read-only, network off"),
+        (
+            SandboxState("enforced", "workspace-write", True, ("../cache",)),
+            "sandbox: workspace-write, network on, also writable: ../cache",
+        ),
+        (
+            SandboxState("unavailable", "workspace-write", True, (), "no Landlock"),
+            "sandbox: unavailable (no Landlock); commands run with the user's rights",
+        ),
+    ],
+)
+def test_orientation_names_the_sandbox_unless_it_is_the_default(
+    tmp_path: Path, state: SandboxState, expected: str | None
+) -> None:
+    ctx = ExecContext(
+        workspace=tmp_path,
+        session_id="s1",
+        config=VtcodeConfig(),
+        provider=None,
+        registry=None,
+        resumed=False,
+        forked_from=None,
+        sandbox=state,
+    )
+    part = make_part(ctx)
+    assert isinstance(part, OrientPart)
+    section = part.orientation() or ""
+    if expected is None:
+        assert "### Sandbox" not in section
+    else:
+        assert f"### Sandbox\n{expected}" in section
