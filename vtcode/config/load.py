@@ -15,35 +15,42 @@ one warning in `trust_warnings()`.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import enum
-import json
 import os
-import re
 import stat
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from vtcode import schemas
 from vtcode.config import keys
+from vtcode.config.layers import (
+    DEFAULTS,
+    ConfigInvalid,
+    ConfigLayer,
+    ConfigProblem,
+    Layer,
+    LoadedConfig,
+    Source,
+)
+from vtcode.config.layers import Found as _Found
+from vtcode.config.layers import lookup as _lookup
 from vtcode.config.model import VtcodeConfig
+from vtcode.config.problems import describe, syntax_problem
 from vtcode.config.tomlscan import (
     KeyPath,
-    Position,
     format_key,
     key_positions,
     parse_key,
-    parse_key_path,
 )
-from vtcode.config.trust_policy import TRUST_HINT, Decision, filter_workspace
+from vtcode.config.trust_policy import Decision, filter_workspace
 from vtcode.config.trust_store import workspace_trusted
 from vtcode.errors import ConfigError
 from vtcode.jsontypes import DecodeError, decode, encode
 
 __all__ = [
+    "DEFAULTS",
     "MAX_CONFIG_BYTES",
     "WORKSPACE_FILE",
     "CheckResult",
@@ -64,196 +71,6 @@ __all__ = [
 
 MAX_CONFIG_BYTES = 1024 * 1024
 WORKSPACE_FILE = "vtcode.toml"
-
-
-class Layer(enum.StrEnum):
-    """Where a value came from, lowest precedence first."""
-
-    DEFAULTS = "defaults"
-    USER = "user"
-    WORKSPACE = "workspace"
-    FILE = "file"
-    OVERRIDE = "override"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Source:
-    """One layer: its kind, the file (user/workspace/file) or the `-c` text (override)."""
-
-    layer: Layer
-    path: Path | None = None
-    override: str | None = None
-
-    def __str__(self) -> str:
-        if self.path is not None:
-            return f"{self.layer} ({self.path})"
-        if self.override is not None:
-            return f"{self.layer} (-c {self.override})"
-        return str(self.layer)
-
-    def to_json(self) -> dict[str, str]:
-        out = {"layer": str(self.layer)}
-        if self.path is not None:
-            out["path"] = str(self.path)
-        if self.override is not None:
-            out["override"] = self.override
-        return out
-
-
-DEFAULTS = Source(Layer.DEFAULTS)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ConfigProblem:
-    """One located problem: `location` is `file:line:col`, `file` or `-c KEY=VALUE`."""
-
-    message: str
-    location: str | None = None
-    key: str | None = None
-    hint: str | None = None
-
-    def __str__(self) -> str:
-        text = f"{self.key}: {self.message}" if self.key else self.message
-        if self.location:
-            text = f"{self.location}: {text}"
-        return f"{text}\n  hint: {self.hint}" if self.hint else text
-
-    def to_json(self) -> dict[str, str]:
-        out = {"message": self.message}
-        for name in ("location", "key", "hint"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        return out
-
-
-class ConfigInvalid(ConfigError):
-    """One or more config problems (exit 2); the message is the first, `problems` has all."""
-
-    def __init__(self, problems: Sequence[ConfigProblem]) -> None:
-        assert problems
-        self.problems = list(problems)
-        first = self.problems[0]
-        hint = first.hint
-        if len(self.problems) > 1:
-            more = f"{len(self.problems) - 1} more problem(s): run `vtcode config check` to list"
-            hint = f"{hint}; {more}" if hint else more
-        message = f"{first.key}: {first.message}" if first.key else first.message
-        super().__init__(message, location=first.location, hint=hint)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ConfigLayer:
-    """One parsed layer: its data as read, and where each key path sits in its text."""
-
-    source: Source
-    data: dict[str, Any]
-    positions: Mapping[KeyPath, Position]
-    display: str  # how locations name this layer: the path as given, or `-c KEY=VALUE`
-
-    def locate(self, path: KeyPath) -> str:
-        if self.source.override is not None:
-            return self.display
-        for n in range(len(path), 0, -1):
-            pos = self.positions.get(path[:n])
-            if pos is not None:
-                return f"{self.display}:{pos[0]}:{pos[1]}"
-        return self.display
-
-
-# --------------------------------------------------------------------------------------------
-# The loaded result
-
-
-@dataclasses.dataclass(frozen=True)
-class LoadedConfig:
-    """The effective config and the files it came from (lowest precedence first)."""
-
-    config: VtcodeConfig
-    sources: list[Path]
-    layers: tuple[ConfigLayer, ...] = ()
-    warnings: tuple[str, ...] = ()
-    decisions: tuple[tuple[Decision, str], ...] = ()  # (what, file:line:col) untrusted workspace
-    untrusted_workspace: bool = False  # a workspace layer was read and filtered
-
-    def trust_warnings(self) -> list[str]:
-        """One line per workspace key an untrusted workspace could not apply as written."""
-        out = []
-        for d, where in self.decisions:
-            verb = "ignored" if d.dropped else "merged"
-            out.append(
-                f"{where}: {d.key} {verb}: {d.why}; the workspace is not trusted ({TRUST_HINT})"
-            )
-        return out
-
-    def effective(self) -> dict[str, Any]:
-        """The merged config as plain data, defaults included (unset optionals omitted)."""
-        data: dict[str, Any] = encode(self.config)
-        return data
-
-    def origin(self, key_path: str) -> Source | None:
-        """Which layer set `key_path` (`a.b`, `a.b[0].c`); None if unknown or not set.
-
-        A key nobody set reports the defaults layer. A table reports the highest layer that set
-        anything inside it. Arrays are replaced whole, so everything inside one reports the layer
-        that set the array.
-        """
-        try:
-            path = parse_key_path(key_path)
-        except ValueError:
-            return None
-        return self._origin(path)
-
-    def _origin(self, path: KeyPath) -> Source | None:
-        if keys.find(path) is None:
-            return None
-        for layer in reversed(self.layers):
-            state = _lookup(layer.data, path)
-            if state is _Found.YES:
-                return layer.source
-            if state is _Found.SHADOWED:
-                return None
-        if keys.is_dynamic(path):
-            return None
-        return DEFAULTS
-
-    def origins(self) -> dict[str, Source]:
-        """The layer of every leaf of `effective()`, keyed by dotted key path."""
-        out: dict[str, Source] = {}
-        for path, _ in _leaves(self.effective()):
-            out[format_key(path)] = self._origin(path) or DEFAULTS
-        return out
-
-
-class _Found(enum.Enum):
-    YES = 1
-    NO = 2
-    SHADOWED = 3  # a prefix is set to a non-table value here: lower layers cannot reach `path`
-
-
-def _lookup(data: Any, path: KeyPath) -> _Found:
-    node = data
-    for part in path:
-        if isinstance(node, dict) and isinstance(part, str):
-            if part not in node:
-                return _Found.NO
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int):
-            if part >= len(node):
-                return _Found.SHADOWED
-            node = node[part]
-        else:
-            return _Found.SHADOWED
-    return _Found.YES
-
-
-def _leaves(data: Mapping[str, Any], path: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
-    for k, v in data.items():
-        sub = (*path, k)
-        if isinstance(v, dict) and v:
-            yield from _leaves(v, sub)
-        else:
-            yield sub, v
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,53 +127,13 @@ def decode_config_bytes(data: bytes, display: str) -> str:
     return text.removeprefix("\ufeff")
 
 
-_AT = re.compile(
-    r"^(?P<msg>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)$"
-)
-_TWICE = re.compile(r"^Cannot declare (?P<key>\(.*\)) twice$")
-
-
-def _line_start_col(text: str, line: int) -> int:
-    lines = text.split("\n")
-    current = lines[line - 1] if 0 < line <= len(lines) else ""
-    return len(current) - len(current.lstrip(" \t")) + 1
-
-
-def _syntax_problem(err: tomllib.TOMLDecodeError, text: str, display: str) -> ConfigProblem:
-    raw = str(getattr(err, "msg", None) or err)
-    m = _AT.match(str(err))
-    if m:
-        raw = m.group("msg")
-    line = getattr(err, "lineno", None)
-    col = getattr(err, "colno", None)
-    if m and m.group("line"):
-        line, col = int(m.group("line")), int(m.group("col"))
-    if line is None or col is None:  # "at end of document"
-        line = text.count("\n") + 1
-        col = len(text) - (text.rfind("\n") + 1) + 1
-    twice = _TWICE.match(raw)
-    if twice:
-        try:
-            dotted = format_key(tuple(ast.literal_eval(twice.group("key"))))
-        except (ValueError, SyntaxError):
-            dotted = twice.group("key")
-        message = f"{dotted} is declared twice (duplicate table or key)"
-        col = _line_start_col(text, line)  # tomllib points past the header, not at it
-    elif raw == "Cannot overwrite a value":
-        message = "duplicate key: this key already has a value"
-        col = _line_start_col(text, line)
-    else:
-        message = raw[:1].lower() + raw[1:]
-    return ConfigProblem(f"TOML syntax error: {message}", location=f"{display}:{line}:{col}")
-
-
 def parse_layer(text: str, source: Source, display: str | None = None) -> ConfigLayer:
     """Parse one config text; a syntax error raises `ConfigInvalid` located at file:line:col."""
     shown = display if display is not None else str(source.path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigInvalid([_syntax_problem(e, text, shown)]) from None
+        raise ConfigInvalid([syntax_problem(e, text, shown)]) from None
     return ConfigLayer(source=source, data=data, positions=key_positions(text), display=shown)
 
 
@@ -554,77 +331,8 @@ def _schema_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> l
         if err.validator == "additionalProperties":
             continue  # unknown keys are reported (with did-you-mean) before the schema runs
         path: KeyPath = tuple(err.absolute_path)
-        out.append(_at(layers, path, _describe(err)))
+        out.append(_at(layers, path, describe(err)))
     return out
-
-
-def _toml_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "table"
-    return "date/time"
-
-
-_JSON_TO_TOML = {
-    "number": "a float",
-    "integer": "an integer",
-    "string": "a string",
-    "boolean": "a boolean",
-    "array": "an array",
-    "object": "a table",
-}
-
-
-def _show(value: Any) -> str:
-    kind = _toml_type(value)
-    if kind in ("table", "array", "date/time"):
-        return f"a {kind}" if kind != "array" else "an array"
-    if kind == "string":
-        return f"string {_toml_string(value)}"
-    return f"{kind} {_toml_scalar(value)}"
-
-
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # JSON string escapes are valid TOML
-
-
-def _toml_scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return repr(value)
-
-
-def _describe(err: Any) -> str:
-    kind = err.validator
-    value = err.instance
-    if kind == "type":
-        wanted = (
-            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        )
-        names = " or ".join(_JSON_TO_TOML.get(str(w), str(w)) for w in wanted)
-        return f"expected {names}, got {_show(value)}"
-    if kind == "enum":
-        allowed = ", ".join(str(v) for v in err.validator_value)
-        if isinstance(value, str):
-            return f"unknown value {_toml_string(value)} (expected one of: {allowed})"
-        return f"expected one of: {allowed}; got {_show(value)}"
-    if kind == "minimum":
-        return f"{_toml_scalar(value)} is below the minimum {err.validator_value}"
-    if kind == "maximum":
-        return f"{_toml_scalar(value)} is above the maximum {err.validator_value}"
-    if kind == "required":
-        missing = [k for k in err.validator_value if k not in value]
-        return "missing required key " + ", ".join(repr(k) for k in missing)
-    return str(err.message)
 
 
 # --------------------------------------------------------------------------------------------
