@@ -16,6 +16,7 @@ one warning in `trust_warnings()`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import stat
 import tomllib
@@ -207,10 +208,17 @@ def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False)
     )
 
 
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    """The defaults as data (read, never modified: `_merge` copies what it changes)."""
+    data: dict[str, Any] = encode(VtcodeConfig())
+    return data
+
+
 def _filter_workspace(
     layers: list[ConfigLayer], decisions: list[tuple[Decision, str]]
 ) -> list[ConfigLayer]:
-    below: dict[str, Any] = encode(VtcodeConfig())
+    below: dict[str, Any] = _defaults()
     out: list[ConfigLayer] = []
     for layer in layers:
         if layer.source.layer is Layer.WORKSPACE:

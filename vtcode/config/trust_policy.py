@@ -301,12 +301,21 @@ POLICY: dict[str, Rule] = {
     "shell_environment_policy.include_only": LOOSENING,
 }
 
-_PATTERNS: dict[tuple[str, ...], Rule] = {tuple(k.split(".")): r for k, r in POLICY.items()}
+_EXACT: dict[tuple[str, ...], Rule] = {
+    tuple(k.split(".")): r for k, r in POLICY.items() if "*" not in k
+}
+_WILD: list[tuple[tuple[str, ...], Rule]] = [
+    (tuple(k.split(".")), r) for k, r in POLICY.items() if "*" in k
+]
 
 
 def rule_for(path: KeyPath) -> Rule | None:
     """The rule of a key path (map names match `*`); None for tables and unknown keys."""
-    for pattern, rule in _PATTERNS.items():
+    if all(isinstance(part, str) for part in path):
+        rule = _EXACT.get(path)  # type: ignore[arg-type]
+        if rule is not None:
+            return rule
+    for pattern, rule in _WILD:
         if len(pattern) == len(path) and all(
             p == "*" or p == part for p, part in zip(pattern, path, strict=True)
         ):
