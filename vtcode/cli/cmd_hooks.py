@@ -14,7 +14,9 @@ def hooks() -> None:
 
     Hooks defined in the workspace's own vtcode.toml run only after you trust exactly those
     definitions here; trust is stored outside the repository ($VTCODE_HOME/trust.json or
-    ~/.config/vtcode/trust.json). CI can set VTCODE_TRUST_WORKSPACE=1 instead.
+    ~/.config/vtcode/trust.json). CI can set VTCODE_TRUST_WORKSPACE=1 instead. The same trust
+    lets the rest of an untrusted workspace's vtcode.toml apply: until then it may only tighten
+    your policy (docs/config-trust.md).
     """
 
 
