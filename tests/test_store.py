@@ -269,7 +269,11 @@ def test_oversized_event_fails_closed(tmp_path: Path) -> None:
         gate.close()
     assert ei.value.exit_code == ExitCode.FAILURE
     lines = log_lines(sessions_root(tmp_path) / "s1")
-    assert [x["seq"] for x in lines] == [1, 2]  # everything accepted before is on disk
+    assert [x["seq"] for x in lines] == [1, 2, 3]  # everything accepted before is on disk
+    # ... and the gate closed the run truthfully (write-ahead dispatch, issue 11)
+    end = lines[-1]["event"]
+    assert end["type"] == "thread.completed" and end["subtype"] == "error_during_execution"
+    assert "max_event_bytes" in end["stop_reason"]
 
 
 def test_saturation_fails_closed_and_keeps_accepted(tmp_path: Path) -> None:

@@ -41,16 +41,15 @@ from typing import Any
 from vtcode import fsutil
 from vtcode.clock import rfc3339
 from vtcode.config.model import Durability, StoreConfig
-from vtcode.errors import NotFoundError, PersistenceError, UsageError, VtcodeError
+from vtcode.errors import PersistenceError, UsageError
 from vtcode.events.codec import encode_wrapped_line
 from vtcode.events.types import ThreadEvent, UnknownEvent
 from vtcode.ids import check_id
+from vtcode.store.cache_writer import CacheWriter
 from vtcode.store.layout import (
     DERIVED_DIR,
     EVENTS,
     INDEX_DIR,
-    MANIFEST,
-    TURNS,
     ensure_root,
     is_real_dir,
     lock_path,
@@ -58,11 +57,18 @@ from vtcode.store.layout import (
 )
 from vtcode.store.locks import SessionLock, session_lock
 from vtcode.store.logstate import LINE_SLACK, LogState
-from vtcode.store.recovery import Recovery, cache_bytes, recover, write_cache, write_cache_bytes
+from vtcode.store.recovery import Recovery, cache_bytes, recover, write_cache
+from vtcode.store.reserve import FULL_DISK, RESERVE, Reserve
+from vtcode.store.writer_io import (
+    O_CLOEXEC,
+    O_NOFOLLOW,
+    copy_tail,
+    io_step,
+    not_found,
+    remove_created,
+)
 from vtcode.threads import BackgroundThread
 
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _MAX_BATCH = 4096
 _IDLE_POLL = 0.25  # seconds between checks that the main thread is still alive
 
@@ -70,62 +76,13 @@ _IDLE_POLL = 0.25  # seconds between checks that the main thread is still alive
 class _Control:
     """A request to the drain, answered through `done`."""
 
-    __slots__ = ("done", "kind")
+    __slots__ = ("done", "events", "kind", "written")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, events: tuple[ThreadEvent, ...] = ()) -> None:
         self.kind = kind
         self.done = threading.Event()
-
-
-class _CacheWriter:
-    """Writes manifest + index off the drain's critical path; only the newest snapshot matters.
-
-    The drain posts a snapshot after the fsync that covers it, so a manifest on disk never
-    vouches for bytes that are not durable, whichever snapshot lands last.
-    """
-
-    def __init__(self, sdir: Path, name: str, on_error: Callable[[OSError], None]) -> None:
-        self._sdir = sdir
-        self._on_error = on_error
-        self._cv = threading.Condition()
-        self._pending: tuple[bytes, bytes, bool] | None = None
-        self._busy = False
-        self._stop = False
-        self._thread = BackgroundThread(target=self._run, name=name, daemon=False)
-        self._thread.start()
-
-    def post(self, index: bytes, manifest: bytes, durable: bool) -> None:
-        with self._cv:
-            self._pending = (index, manifest, durable)
-            self._cv.notify_all()
-
-    def wait_idle(self) -> None:
-        with self._cv:
-            self._cv.wait_for(lambda: self._pending is None and not self._busy)
-
-    def stop(self) -> None:
-        with self._cv:
-            self._stop = True
-            self._cv.notify_all()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                self._cv.wait_for(lambda: self._pending is not None or self._stop)
-                job = self._pending
-                if job is None:
-                    return
-                self._pending = None
-                self._busy = True
-            try:
-                write_cache_bytes(self._sdir, job[0], job[1], durable=job[2])
-            except OSError as e:
-                self._on_error(e)
-            finally:
-                with self._cv:
-                    self._busy = False
-                    self._cv.notify_all()
+        self.events = events  # "closing": the events to write after a failure
+        self.written: list[tuple[int, ThreadEvent]] = []
 
 
 def _etype(event: ThreadEvent) -> str:
@@ -161,6 +118,9 @@ class SessionWriter:
         self.events_path = sdir / EVENTS
         self.recovery = recovery
         self.on_durable: Callable[[int], None] | None = None
+        # Write-ahead dispatch: called by the drain after each batch with the highest seq that
+        # exporters may now see (written; in `event` durability, fsynced).
+        self.on_written: Callable[[int], None] | None = None
         self._cfg = cfg
         self._mode = cfg.durability
         self._max_event = cfg.max_event_bytes
@@ -182,7 +142,9 @@ class SessionWriter:
         self._durable_cv = threading.Condition()
         self._lost = 0
         self._stopped = False
-        self._cache = _CacheWriter(
+        self._closing_only = False  # the disk filled up: only the closing events are written
+        self._reserve = Reserve(sdir / RESERVE, cfg.reserve_bytes)
+        self._cache = CacheWriter(
             sdir, f"vtcode-cache-{session_id}", lambda e: self._io_error("write the manifest", e)
         )
         self._thread = BackgroundThread(
@@ -197,7 +159,7 @@ class SessionWriter:
     def create(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
         """Create `<ws>/.vtcode/sessions/<id>/` and take its lock (exit 75 when busy)."""
         check_id(session_id)
-        root = _io("create the sessions folder", lambda: ensure_root(Path(workspace)))
+        root = io_step("create the sessions folder", lambda: ensure_root(Path(workspace)))
         lock = session_lock(lock_path(workspace, session_id))
         lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
         sdir = root / session_id
@@ -218,21 +180,21 @@ class SessionWriter:
                 for sub in (INDEX_DIR, DERIVED_DIR):
                     os.mkdir(sdir / sub, fsutil.DIR_MODE)
                     made.append(sdir / sub)
-                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC
                 new_fd = os.open(sdir / EVENTS, flags, fsutil.FILE_MODE)
                 made.append(sdir / EVENTS)
                 return new_fd
 
-            fd = _io(f"create session {session_id}", build)
+            fd = io_step(f"create session {session_id}", build)
             state = LogState.empty(session_id)
-            _io(
+            io_step(
                 f"write the manifest of {session_id}",
                 lambda: write_cache(sdir, state, durable=True),
             )
         except BaseException:
             if fd >= 0:
                 os.close(fd)
-            _remove_created(sdir, made)
+            remove_created(sdir, made)
             lock.release()
             raise
         return cls(
@@ -246,14 +208,14 @@ class SessionWriter:
         root = sessions_root(Path(workspace))
         sdir = root / session_id
         if not is_real_dir(sdir):
-            raise _not_found(session_id, root, sdir)
-        _io("create the sessions folder", lambda: ensure_root(Path(workspace)))
+            raise not_found(session_id, root, sdir)
+        io_step("create the sessions folder", lambda: ensure_root(Path(workspace)))
         lock = session_lock(lock_path(workspace, session_id))
         lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
         fd = -1
         try:
             if not is_real_dir(sdir):  # removed by retention while we waited for the lock
-                raise _not_found(session_id, root, sdir)
+                raise not_found(session_id, root, sdir)
 
             def prepare() -> int:
                 for sub in (INDEX_DIR, DERIVED_DIR):
@@ -266,11 +228,11 @@ class SessionWriter:
                     raise OSError(errno.EMLINK, f"events.jsonl has {nlink} hard links; refusing")
                 return new_fd
 
-            fd = _io(f"open session {session_id}", prepare)
+            fd = io_step(f"open session {session_id}", prepare)
             max_line = cfg.max_event_bytes + LINE_SLACK
             durable = cfg.durability is not Durability.OS
             the_fd = fd
-            rec = _io(
+            rec = io_step(
                 f"recover session {session_id}",
                 lambda: recover(sdir, session_id, max_line=max_line, durable=durable, fd=the_fd),
             )
@@ -375,9 +337,9 @@ class SessionWriter:
 
     def wait_written(self, timeout: float | None = 30.0) -> int:
         """Wait until every event accepted so far is written (not necessarily fsynced)."""
-        if self._closed or self._error is not None:
+        if self._closed or self._io_failed or self._stopped:
             return self._written_seq
-        ctl = _Control("barrier")
+        ctl = _Control("barrier")  # also after a producer-side failure: the drain still writes
         self._q.put(ctl)
         if not ctl.done.wait(timeout):
             raise PersistenceError(f"waiting for session {self.session_id} timed out")
@@ -390,6 +352,23 @@ class SessionWriter:
                 lambda: self._durable_seq >= seq or self._io_failed or self._stopped,
                 timeout,
             ) and (self._durable_seq >= seq)
+
+    def write_closing(
+        self, events: tuple[ThreadEvent, ...], timeout: float | None = 30.0
+    ) -> list[tuple[int, ThreadEvent]]:
+        """After a failure, write the run's closing events (fsynced); returns what was written.
+
+        Used by the dispatch gate so a failed run still ends with `thread.completed`: after a
+        producer-side failure the drain is healthy, after ENOSPC it writes into the released
+        reserve. Empty when nothing can be written any more (I/O failure, closed, stopped).
+        """
+        if self._closed or self._io_failed or self._stopped or not events:
+            return []
+        ctl = _Control("closing", events)
+        self._q.put(ctl)
+        if not ctl.done.wait(timeout):
+            return []
+        return ctl.written
 
     def record_sandbox(self, record: dict[str, Any]) -> None:
         """The run's effective sandbox, written into the manifest from the next boundary on.
@@ -490,6 +469,7 @@ class SessionWriter:
             self._io_failed = True
             self._fail(f"internal drain error: {type(e).__name__}: {e}")
         finally:
+            self._reserve.release()  # a closed session keeps no reserve
             self._cache.stop()
             with contextlib.suppress(OSError):
                 if self._fd >= 0:
@@ -521,22 +501,17 @@ class SessionWriter:
         for item in batch:
             if isinstance(item, _Control):
                 controls.append(item)
+                if item.kind == "closing":
+                    boundary |= self._write_closing(item)
                 continue
             seq, line, etype, ts = item
             n += 1
             b += len(line)
-            if self._io_failed:
+            if self._io_failed or self._closing_only:
                 self._lost += 1
                 continue
-            start = st.size
-            try:
-                fsutil.write_all(self._fd, line)
-            except OSError as e:
-                self._io_error("write", e, truncate_to=start)
-                self._lost += 1
-                continue
-            boundary |= st.apply(etype, seq, ts, len(line))
-            self._written_seq = seq
+            if self._write_line(seq, line, etype, ts):
+                boundary = True
         with self._mutex:
             self._pending_n -= n
             self._pending_b -= b
@@ -544,21 +519,52 @@ class SessionWriter:
         if not self._io_failed:
             mode = self._mode
             cache = boundary or closing or st.status is not status_before
-            flush = any(c.kind == "flush" for c in controls)
+            flush = any(c.kind in ("flush", "closing") for c in controls)
             # A manifest never vouches for bytes that are not durable (except in `os` mode).
             if flush or (
                 mode is not Durability.OS and (cache or (mode is Durability.EVENT and n > 0))
             ):
                 self._fsync()
-            if boundary and not self._io_failed:
+            if boundary and not self._io_failed and not self._closing_only:
                 self._maybe_evict()
             if cache and not self._io_failed:
                 self._cache.post(*cache_bytes(st), durable=mode is not Durability.OS)
             if closing or flush:  # after close/flush returns, the manifest describes the log
                 self._cache.wait_idle()
+        cb = self.on_written
+        if cb is not None:
+            cb(self._durable_seq if self._mode is Durability.EVENT else self._written_seq)
         for c in controls:
             c.done.set()
         return closing or self._io_failed
+
+    def _write_line(self, seq: int, line: bytes, etype: str, ts: str) -> bool:
+        """Write one line (all or nothing); True when it is a durability boundary."""
+        start = self._state.size
+        try:
+            fsutil.write_all(self._fd, line)
+        except OSError as e:
+            self._io_error("write", e, truncate_to=start)
+            self._lost += 1
+            return False
+        self._written_seq = seq
+        return self._state.apply(etype, seq, ts, len(line))
+
+    def _write_closing(self, ctl: _Control) -> bool:
+        """After a failure: write the closing events with the next gapless seqs."""
+        boundary = False
+        for event in ctl.events:
+            if self._io_failed:
+                return boundary
+            seq, ts = self._written_seq + 1, rfc3339()
+            try:
+                line = encode_wrapped_line(event, seq=seq, ts=ts)
+            except (ValueError, TypeError, RecursionError, OverflowError):
+                return boundary
+            boundary |= self._write_line(seq, line, _etype(event), ts)
+            if self._written_seq == seq:
+                ctl.written.append((seq, event))
+        return boundary
 
     def _fsync(self) -> None:
         if self._written_seq <= self._durable_seq:
@@ -577,10 +583,15 @@ class SessionWriter:
             cb(self._durable_seq)
 
     def _io_error(self, what: str, e: OSError, truncate_to: int | None = None) -> None:
-        self._io_failed = True
         if truncate_to is not None:  # never keep our own partial line
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, truncate_to)
+        if what != "fsync" and e.errno in FULL_DISK and self._reserve.release():
+            # The disk is full: the reserve's blocks are now free for the closing events;
+            # every other event from here on is lost (counted), and the run fails.
+            self._closing_only = True
+        else:
+            self._io_failed = True
         detail = os.strerror(e.errno) if e.errno else str(e)
         target = "" if "manifest" in what else f" {self.events_path.name}"
         self._fail(f"cannot {what}{target}: {detail} (errno {e.errno})")
@@ -594,7 +605,7 @@ class SessionWriter:
         durable = self._mode is not Durability.OS
         tmp = self.path / f".{EVENTS}.evict-{os.getpid()}.tmp"
         try:
-            new_fd = _copy_tail(self._fd, cut, st.size, tmp, durable=durable)
+            new_fd = copy_tail(self._fd, cut, st.size, tmp, durable=durable)
             os.replace(tmp, self.events_path)
             if durable:
                 fsutil.fsync_dir(self.path)
@@ -610,53 +621,3 @@ class SessionWriter:
             self._durable_size = st.size
 
 
-def _copy_tail(fd: int, start: int, end: int, tmp: Path, *, durable: bool) -> int:
-    """A new O_APPEND file holding bytes [start, end) of `fd`, fsynced; returns its fd."""
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC | _O_NOFOLLOW | _O_CLOEXEC
-    out = os.open(tmp, flags, fsutil.FILE_MODE)
-    try:
-        pos = start
-        while pos < end:
-            chunk = os.pread(fd, min(1 << 20, end - pos), pos)
-            if not chunk:
-                raise OSError(errno.EIO, "events.jsonl shrank while evicting")
-            fsutil.write_all(out, chunk)
-            pos += len(chunk)
-        if durable:
-            os.fsync(out)
-    except BaseException:
-        os.close(out)
-        raise
-    return out
-
-
-def _io(what: str, fn: Callable[[], Any]) -> Any:
-    """Run an I/O step, turning an OSError into a one-line `PersistenceError`."""
-    try:
-        return fn()
-    except VtcodeError:
-        raise
-    except OSError as e:
-        where = e.filename if isinstance(e.filename, str) else None
-        raise PersistenceError(f"cannot {what}: {e.strerror or e}", location=where) from None
-
-
-def _not_found(session_id: str, root: Path, sdir: Path) -> NotFoundError:
-    if sdir.is_symlink():
-        return NotFoundError(f"session {session_id} is a symlink ({sdir}); refusing to follow it")
-    return NotFoundError(
-        f"no session {session_id!r} in {root}", hint="`vtcode sessions list` shows the sessions"
-    )
-
-
-def _remove_created(sdir: Path, made: list[Path]) -> None:
-    """Undo a failed create: remove exactly what it made (deepest first)."""
-    for p in (sdir / MANIFEST, sdir / INDEX_DIR / TURNS):
-        with contextlib.suppress(OSError):
-            os.unlink(p)
-    for p in reversed(made):
-        with contextlib.suppress(OSError):
-            if p.is_dir() and not p.is_symlink():
-                p.rmdir()
-            else:
-                os.unlink(p)

@@ -1,0 +1,54 @@
+"""A per-session disk reserve: blocks preallocated so the closing events fit on a full disk.
+
+When the drain's write of `events.jsonl` fails with ENOSPC/EDQUOT, removing the reserve file
+gives the filesystem back `store.reserve_bytes`, enough for `turn.failed` and
+`thread.completed`: a run on a full disk still ends with its terminal event. The file is
+removed at every close; one left by a killed process is replaced by the next writer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+
+from vtcode import fsutil
+
+RESERVE = ".reserve"
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class Reserve:
+    """Owns `<session>/.reserve`; `release` frees it (idempotent, never raises)."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.path = path
+        self.size = 0
+        if size <= 0:
+            return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), fsutil.FILE_MODE)
+        except OSError:
+            return  # no reserve: a full disk then ends like before (no terminal event)
+        try:
+            os.posix_fallocate(fd, 0, size)  # real blocks, not a sparse promise
+            self.size = size
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        finally:
+            os.close(fd)
+
+    @property
+    def held(self) -> bool:
+        return self.size > 0
+
+    def release(self) -> bool:
+        """Give the blocks back; True when there was something to give."""
+        had = self.size > 0
+        self.size = 0
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        return had

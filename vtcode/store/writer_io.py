@@ -1,0 +1,73 @@
+"""File-level steps of the session writer: undoing a failed create, copying a kept tail,
+turning OSErrors into located `PersistenceError`s. Split from `writer.py` (one job: the drain).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vtcode import fsutil
+from vtcode.errors import NotFoundError, PersistenceError, VtcodeError
+from vtcode.store.layout import INDEX_DIR, MANIFEST, TURNS
+
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = O_NOFOLLOW
+_O_CLOEXEC = O_CLOEXEC
+
+
+def copy_tail(fd: int, start: int, end: int, tmp: Path, *, durable: bool) -> int:
+    """A new O_APPEND file holding bytes [start, end) of `fd`, fsynced; returns its fd."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC | _O_NOFOLLOW | _O_CLOEXEC
+    out = os.open(tmp, flags, fsutil.FILE_MODE)
+    try:
+        pos = start
+        while pos < end:
+            chunk = os.pread(fd, min(1 << 20, end - pos), pos)
+            if not chunk:
+                raise OSError(errno.EIO, "events.jsonl shrank while evicting")
+            fsutil.write_all(out, chunk)
+            pos += len(chunk)
+        if durable:
+            os.fsync(out)
+    except BaseException:
+        os.close(out)
+        raise
+    return out
+
+
+def io_step(what: str, fn: Callable[[], Any]) -> Any:
+    """Run an I/O step, turning an OSError into a one-line `PersistenceError`."""
+    try:
+        return fn()
+    except VtcodeError:
+        raise
+    except OSError as e:
+        where = e.filename if isinstance(e.filename, str) else None
+        raise PersistenceError(f"cannot {what}: {e.strerror or e}", location=where) from None
+
+
+def not_found(session_id: str, root: Path, sdir: Path) -> NotFoundError:
+    if sdir.is_symlink():
+        return NotFoundError(f"session {session_id} is a symlink ({sdir}); refusing to follow it")
+    return NotFoundError(
+        f"no session {session_id!r} in {root}", hint="`vtcode sessions list` shows the sessions"
+    )
+
+
+def remove_created(sdir: Path, made: list[Path]) -> None:
+    """Undo a failed create: remove exactly what it made (deepest first)."""
+    for p in (sdir / MANIFEST, sdir / INDEX_DIR / TURNS):
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+    for p in reversed(made):
+        with contextlib.suppress(OSError):
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                os.unlink(p)
