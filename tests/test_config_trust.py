@@ -244,6 +244,18 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
         {"mcp.servers.mine": "ignored"},
     ),
     (
+        "hook-only-the-workspace-defines",
+        '[[hooks.lifecycle.session_start]]\nhooks = [{ argv = ["repo-hook"] }]\n',
+        {"hooks.lifecycle.pre_tool_use": USER_HOOK},
+        {"hooks.lifecycle.session_start": "gated"},
+    ),
+    (
+        "mcp-server-only-the-workspace-defines",
+        '[mcp.servers.repo]\ncommand = "repo-server"\n',
+        {"mcp.servers.repo.command": "repo-server", "mcp.servers.mine.command": "my-server"},
+        {"mcp.servers.repo": "gated"},
+    ),
+    (
         "retention-lowered",
         "[store.retention]\nmax_sessions = 0\n",
         {"store.retention.max_sessions": 50},
@@ -299,11 +311,16 @@ def test_an_untrusted_workspace_only_tightens(
         assert d["class"] in {c.value for c in KeyClass}
         if d["key"] in shown["origins"]:
             assert shown["origins"][d["key"]]["workspace"] == d["action"]
-    # one warning per key, naming it, its file:line:col and how to trust the workspace
+    # one warning per key, naming it, its file:line:col and how to trust the workspace; a
+    # gated hook or server is reported by its own gate when a run skips it, not here
     warnings = [line for line in stderr.splitlines() if "the workspace is not trusted" in line]
-    assert len(warnings) == len(marked)
+    assert len(warnings) == len([a for a in marked.values() if a != "gated"])
     for d in decisions:
-        (line,) = [w for w in warnings if f" {d['key']} {d['action']}: " in w]
+        found = [w for w in warnings if f" {d['key']} {d['action']}: " in w]
+        if d["action"] == "gated":
+            assert found == []
+            continue
+        (line,) = found
         assert line.startswith(f"warning: {d['location']}: ") and line.endswith(f"({HINT})")
 
 

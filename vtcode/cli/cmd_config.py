@@ -69,7 +69,7 @@ def show(app: AppContext, as_json: bool, origin: bool) -> int:
             origins: dict[str, Any] = {k: s.to_json() for k, s in loaded.origins().items()}
             for d, _ in loaded.decisions:
                 if d.key in origins:  # the value shown is not (only) the workspace's
-                    origins[d.key]["workspace"] = "merged" if not d.dropped else "ignored"
+                    origins[d.key]["workspace"] = str(d.action)
             emit_json({"config": data, "origins": origins, "trust": _trust_json(loaded)})
         else:
             emit_json(data)
@@ -83,14 +83,15 @@ def show(app: AppContext, as_json: bool, origin: bool) -> int:
         note = str(source)
         mark = marks.get(key)
         if mark is not None:
-            note += "; workspace value " + ("merged" if not mark.dropped else "ignored")
+            note += f"; workspace value {mark.action}"
         rows.append((f"{key} = {_toml_value(_lookup(data, key))}", note))
     width = min(max(len(text) for text, _ in rows), 60)
     for text, note in rows:
         click.echo(f"{text:<{width}}  # {note}")
     for d, where in loaded.decisions:
-        verb = "merged" if not d.dropped else "ignored"
-        click.echo(f"# {verb} from the untrusted workspace: {d.key} ({d.cls}) at {where}: {d.why}")
+        click.echo(
+            f"# {d.action} from the untrusted workspace: {d.key} ({d.cls}) at {where}: {d.why}"
+        )
     return 0
 
 
@@ -102,7 +103,7 @@ def _trust_json(loaded: LoadedConfig) -> dict[str, Any]:
             {
                 "key": d.key,
                 "class": str(d.cls),
-                "action": "merged" if not d.dropped else "ignored",
+                "action": str(d.action),
                 "location": where,
                 "reason": d.why,
             }

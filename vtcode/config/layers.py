@@ -16,7 +16,7 @@ from typing import Any
 from vtcode.config import keys
 from vtcode.config.model import VtcodeConfig
 from vtcode.config.tomlscan import KeyPath, Position, format_key, parse_key_path
-from vtcode.config.trust_policy import TRUST_HINT, Decision
+from vtcode.config.trust_policy import TRUST_HINT, Action, Decision
 from vtcode.errors import ConfigError
 from vtcode.jsontypes import encode
 
@@ -146,13 +146,11 @@ class LoadedConfig:
 
     def trust_warnings(self) -> list[str]:
         """One line per workspace key an untrusted workspace could not apply as written."""
-        out = []
-        for d, where in self.decisions:
-            verb = "ignored" if d.dropped else "merged"
-            out.append(
-                f"{where}: {d.key} {verb}: {d.why}; the workspace is not trusted ({TRUST_HINT})"
-            )
-        return out
+        return [
+            f"{where}: {d.key} {d.action}: {d.why}; the workspace is not trusted ({TRUST_HINT})"
+            for d, where in self.decisions
+            if d.action is not Action.GATED
+        ]
 
     def effective(self) -> dict[str, Any]:
         """The merged config as plain data, defaults included (unset optionals omitted)."""

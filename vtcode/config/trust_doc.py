@@ -33,7 +33,8 @@ workspace layer) is therefore read in two ways:
   class; a workspace value that would loosen your policy, send data elsewhere or run a program
   is ignored, with one warning on stderr naming the key, its `file:line:col` and how to trust
   the workspace. `vtcode config show --origin` marks every such key (`--json`: the `trust`
-  object, and `"workspace": "ignored" | "merged"` on the key's origin).
+  object, and `"workspace": "ignored" | "merged" | "gated"` on the key's origin; `gated` is a
+  hook or MCP server only the workspace defines, left to its own trust gate).
 
 Your user config (`$VTCODE_HOME/config.toml`, else `~/.config/vtcode/config.toml`),
 `--config FILE` and `-c KEY=VALUE` are your own choices and are never filtered.

@@ -35,6 +35,7 @@ from vtcode.config.tomlscan import KeyPath, format_key
 __all__ = [
     "POLICY",
     "TRUST_HINT",
+    "Action",
     "KeyClass",
     "Outcome",
     "Rule",
@@ -45,6 +46,14 @@ __all__ = [
 TRUST_HINT = "to trust it: `vtcode hooks trust`, or VTCODE_TRUST_WORKSPACE=1 in CI"
 
 _MISSING = object()
+
+
+class Action(enum.StrEnum):
+    """What became of a workspace value: dropped, merged with yours, or left to a trust gate."""
+
+    IGNORED = "ignored"
+    MERGED = "merged"
+    GATED = "gated"
 
 
 class KeyClass(enum.StrEnum):
@@ -62,6 +71,7 @@ class Outcome:
     keep: bool
     value: Any = None
     why: str | None = None  # set when the value was dropped or merged, for the warning
+    gated: bool = False  # kept for a later trust gate (hooks, MCP servers) that decides at run
 
 
 Check = Callable[[Any, Any], Outcome]  # (workspace value, value below or _MISSING)
@@ -160,7 +170,7 @@ def _subset(ws: Any, below: Any) -> Outcome:
 def _not_over_user(ws: Any, below: Any) -> Outcome:
     """Gated execution: a new workspace definition waits for its trust gate; yours stay."""
     if below is _MISSING or below in ([], {}, None):
-        return Outcome(True, ws)
+        return Outcome(True, ws, "it runs only once the workspace is trusted", gated=True)
     return Outcome(False, why="it would replace the definition in your own config")
 
 
@@ -325,11 +335,12 @@ def rule_for(path: KeyPath) -> Rule | None:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Decision:
-    """One workspace key the filter dropped or merged: shown as a warning and by --origin."""
+    """One workspace key not applied as written: `--origin` shows each; all but gated ones warn
+    (a gated hook or server is reported by its own gate when a run skips it)."""
 
     path: KeyPath
     cls: KeyClass
-    dropped: bool
+    action: Action
     why: str
 
     @property
@@ -356,7 +367,7 @@ def _below(data: Mapping[str, Any], path: KeyPath) -> Any:
 def filter_workspace(
     ws: Mapping[str, Any], below: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[Decision]]:
-    """The workspace data an untrusted workspace may apply, and what was dropped or merged."""
+    """The workspace data an untrusted workspace may apply, and what was not applied as written."""
     decisions: list[Decision] = []
     out = _filter(ws, below, (), decisions)
     return out, decisions
@@ -380,10 +391,11 @@ def _filter(
         if result.keep:
             out[name] = result.value
             if result.why:
-                decisions.append(Decision(sub, rule.cls, False, result.why))
+                action = Action.GATED if result.gated else Action.MERGED
+                decisions.append(Decision(sub, rule.cls, action, result.why))
             continue
         why = result.why or _WHY[rule.cls]
-        decisions.append(Decision(sub, rule.cls, True, why))
+        decisions.append(Decision(sub, rule.cls, Action.IGNORED, why))
     return out
 
 
