@@ -119,7 +119,12 @@ def test_show_origin(run: RunVtcode, tmp_path: Path, home: Path) -> None:
     assert rc == 0
     origins = json.loads(out)["origins"]
     assert origins["agent.provider"] == {"layer": "user", "path": str(home / "config.toml")}
-    assert origins["hooks.lifecycle.pre_compact"] == {"layer": "workspace", "path": str(ws_file)}
+    # an untrusted workspace's own hook: set by the workspace, left to the hooks trust gate
+    assert origins["hooks.lifecycle.pre_compact"] == {
+        "layer": "workspace",
+        "path": str(ws_file),
+        "workspace": "gated",
+    }
     assert origins["agent.model"] == {"layer": "override", "override": "agent.model=m"}
     assert origins["store.durability"] == {"layer": "defaults"}
     rc, out, _ = run(["config", "show", "--origin"])
