@@ -49,6 +49,11 @@ Your user config (`$VTCODE_HOME/config.toml`, else `~/.config/vtcode/config.toml
   `VTCODE_TRUST_WORKSPACE=0` refuses even recorded trust.
 - MCP servers defined by the workspace start only with `VTCODE_TRUST_WORKSPACE=1`, as before.
 
+Trust is recorded per path, not per content: once a workspace is trusted, a later change to
+its `vtcode.toml` (a pulled commit) applies as written, hooks excepted. For a loop that pulls
+commits it did not review, leave the workspace untrusted and put your policy in your user
+config, or run `vtcode hooks untrust` first.
+
 Nothing inside the repository is consulted to decide trust. The warning says: "{TRUST_HINT}".
 
 ## Rules
