@@ -501,3 +501,16 @@ def test_the_repos_otel_endpoint_receives_nothing(tmp_path: Path) -> None:
         assert set(receiver.paths) == {"/v1/traces"} and receiver.spans()
     finally:
         receiver.close()
+
+
+def test_a_mistyped_workspace_value_is_still_a_located_error(tmp_path: Path) -> None:
+    """The filter keeps what it cannot read, so validation names the file, line and key."""
+    ws = _setup(tmp_path, 'permissions = 5\n[sandbox]\nmode = "bogus"\n')
+    proc = vtcode(["-C", str(ws), "config", "check"], ws)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert lines == [
+        f"error: {ws / 'vtcode.toml'}:1:1: permissions: expected a table, got integer 5",
+        f'error: {ws / "vtcode.toml"}:3:1: sandbox.mode: unknown value "bogus" '
+        "(expected one of: read-only, workspace-write, danger-full-access)",
+    ]
