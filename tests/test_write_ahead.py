@@ -27,6 +27,7 @@ from vtcode.schemas import fast_validator
 REPO = Path(__file__).resolve().parents[1]
 SESSION = "wa-session"
 TURNS = 40
+CMD = [sys.executable, "-m", "vtcode", "exec", "--json", "--session-id", SESSION]
 
 
 def many_events_script(turns: int = TURNS) -> str:
@@ -70,8 +71,7 @@ class KillReport:
 def _run_and_kill(workspace: Path, script: Path, durability: str, after: int) -> list[str]:
     """Start exec --json, read `after` lines, SIGKILL it; return every line stdout held."""
     env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(workspace / ".home")}
-    cmd = [sys.executable, "-m", "vtcode", "exec", "--json", "--session-id", SESSION]
-    cmd += ["-c", f"store.durability={durability}", "--script", str(script), "go"]
+    cmd = [*CMD, "-c", f"store.durability={durability}", "--script", str(script), "go"]
     proc = subprocess.Popen(
         cmd,
         cwd=workspace,
@@ -134,8 +134,7 @@ def test_a_completed_run_shows_exactly_the_log(tmp_path: Path) -> None:
     script.write_text(many_events_script(5))
     env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(tmp_path / ".home")}
     proc = subprocess.run(
-        [sys.executable, "-m", "vtcode", "exec", "--json", "--session-id", SESSION]
-        + ["--script", str(script), "go"],
+        [*CMD, "--script", str(script), "go"],
         cwd=tmp_path,
         env=env,
         stdin=subprocess.DEVNULL,

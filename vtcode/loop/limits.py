@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from vtcode.config.model import VtcodeConfig
 from vtcode.events.types import Usage
@@ -57,17 +58,30 @@ class Budget:
         self.usage = Usage()
         self.warned_threshold = False
         self.warned_unpriced = False
+        self.warned_nonfinite = False
 
     def add(self, usage: Usage) -> None:
         self.usage = self.usage.add(usage)
 
     @property
     def cost(self) -> float | None:
-        return None if self.pricing is None else self.pricing.cost(self.usage)
+        """The spend so far; None when unknown. A hostile or broken pricing table (inf, 1e309,
+        inf * 0 = nan) gives no cost at all: JSON cannot carry it, and a made-up finite number
+        would be a lie in `thread.completed`."""
+        if self.pricing is None:
+            return None
+        cost = self.pricing.cost(self.usage)
+        return cost if math.isfinite(cost) else None
 
     def warnings(self) -> list[str]:
         """Warnings to emit now (each at most once per run)."""
         out: list[str] = []
+        if self.pricing is not None and self.cost is None and not self.warned_nonfinite:
+            self.warned_nonfinite = True
+            out.append(
+                f"the pricing of model {self.model!r} gives a non-finite cost: total_cost_usd "
+                "is omitted and max_budget_usd is not enforced"
+            )
         cap = self.limits.max_budget_usd
         if cap is None:
             return out

@@ -48,6 +48,7 @@ from vtcode.redact import Redactor
 from vtcode.store.writer import SessionWriter
 from vtcode.threads import BackgroundThread
 
+_PREFIX = "session event persistence failed: "  # SessionWriter's; the reason says it already
 _WAIT = 30.0  # seconds a close waits for the drain before giving up on a stuck disk
 
 
@@ -216,9 +217,8 @@ class DispatchGate:
         if not tracker.any or tracker.completed:
             return
         err = w.error
-        reason = "the session log could not be written" + (
-            f": {err.message}" if err is not None else ""
-        )
+        detail = "" if err is None else err.message.removeprefix(_PREFIX)
+        reason = "the session log could not be written" + (f": {detail}" if detail else "")
         written = w.write_closing(tracker.closing(w.session_id, reason), _WAIT)
         with self._cv:
             self._pending.extend(written)

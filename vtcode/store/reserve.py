@@ -17,6 +17,7 @@ from vtcode import fsutil
 
 RESERVE = ".reserve"
 FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT})
+_MIN = 16 * 1024  # below this the closing events may not fit anyway
 
 
 class Reserve:
@@ -33,9 +34,17 @@ class Reserve:
         except OSError:
             return  # no reserve: a full disk then ends like before (no terminal event)
         try:
-            os.posix_fallocate(fd, 0, size)  # real blocks, not a sparse promise
-            self.size = size
-        except OSError:
+            floor = min(_MIN, size)
+            while size >= floor:  # an almost full disk still gets what it can spare
+                try:
+                    os.posix_fallocate(fd, 0, size)  # real blocks, not a sparse promise
+                except OSError as e:
+                    if e.errno not in FULL_DISK:
+                        break
+                    size //= 2
+                    continue
+                self.size = size
+                return
             with contextlib.suppress(OSError):
                 os.unlink(path)
         finally:
