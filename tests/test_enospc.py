@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-
 from exec_support import canonical_snapshot, raw_events, vtcode
+from syrupy.assertion import SnapshotAssertion
 
 SESSION = "full-disk"
 TMPFS_BYTES = 2 * 1024 * 1024
@@ -150,7 +149,8 @@ def test_a_non_finite_price_is_omitted_with_a_warning(
     warnings = [
         e["item"]["message"]
         for e in shown
-        if e["type"] == "item.completed" and e["item"]["type"] == "error"
+        if e["type"] == "item.completed"
+        and e["item"]["type"] == "error"
         and "non-finite" in e["item"].get("message", "")
     ]
     assert len(warnings) == 1, [e["type"] for e in shown]

@@ -255,8 +255,9 @@ class DispatchGate:
         while True:
             with self._cv:
                 self._cv.wait_for(
-                    lambda: self._stop
-                    or (bool(self._pending) and self._pending[0][0] <= self._ready)
+                    lambda: (
+                        self._stop or (bool(self._pending) and self._pending[0][0] <= self._ready)
+                    )
                 )
                 batch: list[tuple[int, ThreadEvent]] = []
                 while self._pending and self._pending[0][0] <= self._ready:

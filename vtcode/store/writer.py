@@ -619,5 +619,3 @@ class SessionWriter:
         st.evict(keep_from)
         if durable:
             self._durable_size = st.size
-
-
