@@ -14,11 +14,13 @@ loses nothing the drain wrote) and makes it durable per `store.durability`:
 At each boundary the manifest and turn index are replaced atomically, after the fsync, so a
 manifest never vouches for bytes that are not durable.
 
-Event cap (`store.max_events`): at a boundary past the cap, whole oldest closed turns are
-evicted by writing the kept tail to a new file (fsync, replace, fsync dir) under the lock. `seq`
-values are kept as written, so `seq` is gapless within what is retained: a log whose first line
-has seq N > 1 (the manifest's `first_seq`) had N - 1 events evicted. Turn numbers in the index
-count from 1 within the retained log (the index can always be rebuilt from the log alone).
+Event cap (`store.max_events`): past it, whole oldest closed turns are evicted at a boundary
+(`writer_io.keep_tail` says how `seq` and turn numbers then read).
+
+Write-ahead dispatch: after each batch the drain calls `on_written` with the highest seq that
+exporters may see (written; with `event` durability, fsynced). On ENOSPC/EDQUOT the session's
+reserve (`store.reserve_bytes`, see `reserve.py`) is released and only `write_closing` events
+are written from then on, so a run on a full disk still ends with `thread.completed`.
 
 Saturation, an oversized event, an encoding error or an I/O error fails closed: the writer is
 marked failed, `submit` and `close` raise `PersistenceError`, and every event accepted before
@@ -30,7 +32,6 @@ fsyncgate lesson: the state since the last good fsync is unknown; the next open 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import queue
 import threading
@@ -41,52 +42,25 @@ from typing import Any
 from vtcode import fsutil
 from vtcode.clock import rfc3339
 from vtcode.config.model import Durability, StoreConfig
-from vtcode.errors import PersistenceError, UsageError
+from vtcode.errors import PersistenceError
 from vtcode.events.codec import encode_wrapped_line
-from vtcode.events.types import ThreadEvent, UnknownEvent
-from vtcode.ids import check_id
+from vtcode.events.types import ThreadEvent
 from vtcode.store.cache_writer import CacheWriter
 from vtcode.store.layout import (
-    DERIVED_DIR,
     EVENTS,
-    INDEX_DIR,
-    ensure_root,
-    is_real_dir,
-    lock_path,
-    sessions_root,
 )
-from vtcode.store.locks import SessionLock, session_lock
-from vtcode.store.logstate import LINE_SLACK, LogState
-from vtcode.store.recovery import Recovery, cache_bytes, recover, write_cache
+from vtcode.store.recovery import Recovery, cache_bytes
 from vtcode.store.reserve import FULL_DISK, RESERVE, Reserve
 from vtcode.store.writer_io import (
-    O_CLOEXEC,
-    O_NOFOLLOW,
-    copy_tail,
-    io_step,
-    not_found,
-    remove_created,
+    Control,
+    etype,
+    keep_tail,
 )
+from vtcode.store.writer_open import Opened, open_append, open_new
 from vtcode.threads import BackgroundThread
 
 _MAX_BATCH = 4096
 _IDLE_POLL = 0.25  # seconds between checks that the main thread is still alive
-
-
-class _Control:
-    """A request to the drain, answered through `done`."""
-
-    __slots__ = ("done", "events", "kind", "written")
-
-    def __init__(self, kind: str, events: tuple[ThreadEvent, ...] = ()) -> None:
-        self.kind = kind
-        self.done = threading.Event()
-        self.events = events  # "closing": the events to write after a failure
-        self.written: list[tuple[int, ThreadEvent]] = []
-
-
-def _etype(event: ThreadEvent) -> str:
-    return event.type if isinstance(event, UnknownEvent) else event.TYPE
 
 
 class SessionWriter:
@@ -102,21 +76,12 @@ class SessionWriter:
     events_path: Path
     recovery: Recovery | None
 
-    def __init__(
-        self,
-        *,
-        session_id: str,
-        sdir: Path,
-        cfg: StoreConfig,
-        lock: SessionLock,
-        fd: int,
-        state: LogState,
-        recovery: Recovery | None,
-    ) -> None:
+    def __init__(self, session_id: str, cfg: StoreConfig, opened: Opened) -> None:
+        sdir, state = opened.sdir, opened.state
         self.session_id = session_id
         self.path = sdir
         self.events_path = sdir / EVENTS
-        self.recovery = recovery
+        self.recovery = opened.recovery
         self.on_durable: Callable[[int], None] | None = None
         # Write-ahead dispatch: called by the drain after each batch with the highest seq that
         # exporters may now see (written; in `event` durability, fsynced).
@@ -124,8 +89,8 @@ class SessionWriter:
         self._cfg = cfg
         self._mode = cfg.durability
         self._max_event = cfg.max_event_bytes
-        self._lock = lock
-        self._fd = fd
+        self._lock = opened.lock
+        self._fd = opened.fd
         self._state = state
         self._next_seq = state.next_seq
         self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -158,98 +123,12 @@ class SessionWriter:
     @classmethod
     def create(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
         """Create `<ws>/.vtcode/sessions/<id>/` and take its lock (exit 75 when busy)."""
-        check_id(session_id)
-        root = io_step("create the sessions folder", lambda: ensure_root(Path(workspace)))
-        lock = session_lock(lock_path(workspace, session_id))
-        lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
-        sdir = root / session_id
-        made: list[Path] = []
-        fd = -1
-        try:
-            try:
-                os.mkdir(sdir, fsutil.DIR_MODE)
-            except FileExistsError:
-                raise UsageError(
-                    f"session {session_id} already exists ({sdir})",
-                    hint="resume it with `vtcode exec resume ID`, or choose another id",
-                ) from None
-            made.append(sdir)
-
-            def build() -> int:
-                fsutil.fsync_dir(root)
-                for sub in (INDEX_DIR, DERIVED_DIR):
-                    os.mkdir(sdir / sub, fsutil.DIR_MODE)
-                    made.append(sdir / sub)
-                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC
-                new_fd = os.open(sdir / EVENTS, flags, fsutil.FILE_MODE)
-                made.append(sdir / EVENTS)
-                return new_fd
-
-            fd = io_step(f"create session {session_id}", build)
-            state = LogState.empty(session_id)
-            io_step(
-                f"write the manifest of {session_id}",
-                lambda: write_cache(sdir, state, durable=True),
-            )
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            remove_created(sdir, made)
-            lock.release()
-            raise
-        return cls(
-            session_id=session_id, sdir=sdir, cfg=cfg, lock=lock, fd=fd, state=state, recovery=None
-        )
+        return cls(session_id, cfg, open_new(workspace, session_id, cfg))
 
     @classmethod
     def open_existing(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
         """Open a session to append (resume): repairs a torn tail, refuses a corrupt log."""
-        check_id(session_id)
-        root = sessions_root(Path(workspace))
-        sdir = root / session_id
-        if not is_real_dir(sdir):
-            raise not_found(session_id, root, sdir)
-        io_step("create the sessions folder", lambda: ensure_root(Path(workspace)))
-        lock = session_lock(lock_path(workspace, session_id))
-        lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
-        fd = -1
-        try:
-            if not is_real_dir(sdir):  # removed by retention while we waited for the lock
-                raise not_found(session_id, root, sdir)
-
-            def prepare() -> int:
-                for sub in (INDEX_DIR, DERIVED_DIR):
-                    if not is_real_dir(sdir / sub):
-                        os.mkdir(sdir / sub, fsutil.DIR_MODE)
-                new_fd = fsutil.open_append(sdir / EVENTS)
-                nlink = os.fstat(new_fd).st_nlink
-                if nlink != 1:
-                    os.close(new_fd)
-                    raise OSError(errno.EMLINK, f"events.jsonl has {nlink} hard links; refusing")
-                return new_fd
-
-            fd = io_step(f"open session {session_id}", prepare)
-            max_line = cfg.max_event_bytes + LINE_SLACK
-            durable = cfg.durability is not Durability.OS
-            the_fd = fd
-            rec = io_step(
-                f"recover session {session_id}",
-                lambda: recover(sdir, session_id, max_line=max_line, durable=durable, fd=the_fd),
-            )
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            lock.release()
-            raise
-        return cls(
-            session_id=session_id,
-            sdir=sdir,
-            cfg=cfg,
-            lock=lock,
-            fd=fd,
-            state=rec.state,
-            recovery=rec,
-        )
+        return cls(session_id, cfg, open_append(workspace, session_id, cfg))
 
     # ----------------------------------------------------------------------------------------
     # producer side
@@ -298,11 +177,11 @@ class SessionWriter:
             try:
                 line = encode_wrapped_line(event, seq=seq, ts=ts)
             except (ValueError, TypeError, RecursionError, OverflowError) as e:
-                raise self._fail(f"cannot encode a {_etype(event)} event ({e})") from None
+                raise self._fail(f"cannot encode a {etype(event)} event ({e})") from None
             size = len(line)
             if size > self._max_event:
                 raise self._fail(
-                    f"a {_etype(event)} event is {size} bytes, over store.max_event_bytes "
+                    f"a {etype(event)} event is {size} bytes, over store.max_event_bytes "
                     f"({self._max_event})"
                 )
             if (
@@ -317,7 +196,7 @@ class SessionWriter:
             self._next_seq = seq + 1
             self._pending_n += 1
             self._pending_b += size
-            self._q.put((seq, line, _etype(event), ts))
+            self._q.put((seq, line, etype(event), ts))
         return seq
 
     def flush(self, timeout: float | None = 30.0) -> int:
@@ -327,7 +206,7 @@ class SessionWriter:
             raise self._raise_copy()
         if self._closed:
             return self._durable_seq
-        ctl = _Control("flush")
+        ctl = Control("flush")
         self._q.put(ctl)
         if not ctl.done.wait(timeout):
             raise PersistenceError(f"flushing session {self.session_id} timed out")
@@ -339,7 +218,7 @@ class SessionWriter:
         """Wait until every event accepted so far is written (not necessarily fsynced)."""
         if self._closed or self._io_failed or self._stopped:
             return self._written_seq
-        ctl = _Control("barrier")  # also after a producer-side failure: the drain still writes
+        ctl = Control("barrier")  # also after a producer-side failure: the drain still writes
         self._q.put(ctl)
         if not ctl.done.wait(timeout):
             raise PersistenceError(f"waiting for session {self.session_id} timed out")
@@ -364,7 +243,7 @@ class SessionWriter:
         """
         if self._closed or self._io_failed or self._stopped or not events:
             return []
-        ctl = _Control("closing", events)
+        ctl = Control("closing", events)
         self._q.put(ctl)
         if not ctl.done.wait(timeout):
             return []
@@ -403,7 +282,7 @@ class SessionWriter:
             if self._closed:
                 return False
             self._closed = True
-            self._q.put(_Control("close"))
+            self._q.put(Control("close"))
             return True
 
     def __enter__(self) -> SessionWriter:
@@ -454,7 +333,7 @@ class SessionWriter:
                     first = self._q.get(timeout=_IDLE_POLL)
                 except queue.Empty:
                     if not threading.main_thread().is_alive():
-                        first = _Control("close")  # interpreter exit without close(): finish up
+                        first = Control("close")  # interpreter exit without close(): finish up
                     else:
                         continue
                 batch = [first]
@@ -486,7 +365,7 @@ class SessionWriter:
                 item = self._q.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(item, _Control):
+            if isinstance(item, Control):
                 item.done.set()
             else:
                 self._lost += 1
@@ -497,9 +376,9 @@ class SessionWriter:
         boundary = False
         status_before = st.status
         n = b = 0
-        controls: list[_Control] = []
+        controls: list[Control] = []
         for item in batch:
-            if isinstance(item, _Control):
+            if isinstance(item, Control):
                 controls.append(item)
                 if item.kind == "closing":
                     boundary |= self._write_closing(item)
@@ -550,7 +429,7 @@ class SessionWriter:
         self._written_seq = seq
         return self._state.apply(etype, seq, ts, len(line))
 
-    def _write_closing(self, ctl: _Control) -> bool:
+    def _write_closing(self, ctl: Control) -> bool:
         """After a failure: write the closing events with the next gapless seqs."""
         boundary = False
         for event in ctl.events:
@@ -561,7 +440,7 @@ class SessionWriter:
                 line = encode_wrapped_line(event, seq=seq, ts=ts)
             except (ValueError, TypeError, RecursionError, OverflowError):
                 return boundary
-            boundary |= self._write_line(seq, line, _etype(event), ts)
+            boundary |= self._write_line(seq, line, etype(event), ts)
             if self._written_seq == seq:
                 ctl.written.append((seq, event))
         return boundary
@@ -601,17 +480,12 @@ class SessionWriter:
         keep_from = st.eviction_cut(self._cfg.max_events)
         if keep_from is None:
             return
-        cut = st.turns[keep_from].start_offset
         durable = self._mode is not Durability.OS
-        tmp = self.path / f".{EVENTS}.evict-{os.getpid()}.tmp"
         try:
-            new_fd = copy_tail(self._fd, cut, st.size, tmp, durable=durable)
-            os.replace(tmp, self.events_path)
-            if durable:
-                fsutil.fsync_dir(self.path)
+            new_fd = keep_tail(
+                self._fd, self.path, st.turns[keep_from].start_offset, st.size, durable
+            )
         except OSError as e:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
             self._io_error("evict old turns from", e)
             return
         os.close(self._fd)

@@ -7,18 +7,59 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vtcode import fsutil
 from vtcode.errors import NotFoundError, PersistenceError, VtcodeError
-from vtcode.store.layout import INDEX_DIR, MANIFEST, TURNS
+from vtcode.events.types import ThreadEvent, UnknownEvent
+from vtcode.store.layout import EVENTS, INDEX_DIR, MANIFEST, TURNS
+
+
+class Control:
+    """A request to the drain (flush, barrier, close, closing events), answered through `done`."""
+
+    __slots__ = ("done", "events", "kind", "written")
+
+    def __init__(self, kind: str, events: tuple[ThreadEvent, ...] = ()) -> None:
+        self.kind = kind
+        self.done = threading.Event()
+        self.events = events  # "closing": the events to write after a failure
+        self.written: list[tuple[int, ThreadEvent]] = []
+
+
+def etype(event: ThreadEvent) -> str:
+    return event.type if isinstance(event, UnknownEvent) else event.TYPE
+
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = O_NOFOLLOW
 _O_CLOEXEC = O_CLOEXEC
+
+
+def keep_tail(fd: int, sdir: Path, start: int, end: int, durable: bool) -> int:
+    """Replace `sdir`'s events.jsonl by its bytes [start, end); returns the new fd.
+
+    Eviction (`store.max_events`): at a boundary past the cap, whole oldest closed turns go by
+    writing the kept tail to a new file (fsync, replace, fsync dir) under the lock. `seq` values
+    are kept as written, so `seq` is gapless within what is retained: a log whose first line has
+    seq N > 1 (the manifest's `first_seq`) had N - 1 events evicted. Turn numbers in the index
+    count from 1 within the retained log (the index can always be rebuilt from the log alone).
+    """
+    tmp = sdir / f".{EVENTS}.evict-{os.getpid()}.tmp"
+    try:
+        new_fd = copy_tail(fd, start, end, tmp, durable=durable)
+        os.replace(tmp, sdir / EVENTS)
+        if durable:
+            fsutil.fsync_dir(sdir)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return new_fd
 
 
 def copy_tail(fd: int, start: int, end: int, tmp: Path, *, durable: bool) -> int:
