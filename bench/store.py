@@ -12,6 +12,10 @@ Every figure is measured in this process on this machine, next to its baseline:
 - event (acked):    emit, then wait until that event is fsynced, one at a time: the figure to
                     compare with raw write+fsync
 The per-event overhead of gate + drain is (ours[os] - raw encode+write) / N.
+- write-ahead exporter: `--json` to a file through DispatchGate (exporters see an event once the
+                    drain wrote it, from the dispatch thread) against the previous direct path
+                    (the exporter called inline in emit, right after submit), same events, same
+                    durability (`turn`), timed until close() returned and the export was flushed
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pathlib import Path
 
 import orjson
 
+from vtcode.cli.sinks import StdoutJsonSink
 from vtcode.clock import rfc3339
 from vtcode.config.model import Durability, RetentionConfig, StoreConfig
 from vtcode.events.codec import encode_wrapped_line
@@ -96,6 +101,45 @@ def ours(tmp: Path, evs: list[ThreadEvent], mode: Durability, tag: str) -> float
     gate.close()
     dt = time.perf_counter() - t
     shutil.rmtree(ws)
+    return dt
+
+
+class _DirectGate:
+    """The gate before write-ahead dispatch: submit, then every exporter inline (the baseline)."""
+
+    def __init__(self, w: SessionWriter, exporters: list[StdoutJsonSink]) -> None:
+        self.w, self.exporters = w, exporters
+
+    def emit(self, e: ThreadEvent) -> None:
+        self.w.submit(e)
+        for ex in self.exporters:
+            ex.handle(e)
+
+    def close(self) -> None:
+        for ex in self.exporters:
+            ex.finish()
+        self.w.close()
+
+
+def exporter_case(tmp: Path, evs: list[ThreadEvent], write_ahead: bool, tag: str) -> float:
+    cfg = StoreConfig(
+        durability=Durability.TURN, queue_max_events=len(evs) + 10, queue_max_bytes=2**34
+    )
+    ws = tmp / f"ws-exp-{tag}"
+    with open(tmp / f"export-{tag}.jsonl", "wb") as out:
+        sink = StdoutJsonSink(out)
+        w = SessionWriter.create(ws, "bench", cfg)
+        gate: DispatchGate | _DirectGate = (
+            DispatchGate(w, [sink]) if write_ahead else _DirectGate(w, [sink])
+        )
+        t = time.perf_counter()
+        for e in evs:
+            gate.emit(e)
+        gate.close()
+        dt = time.perf_counter() - t
+    assert (tmp / f"export-{tag}.jsonl").read_bytes().count(b"\n") == len(evs)
+    shutil.rmtree(ws)
+    (tmp / f"export-{tag}.jsonl").unlink()
     return dt
 
 
@@ -189,6 +233,9 @@ def main() -> None:
         o_os = ours(tmp, evs, Durability.OS, "os")
         o_turn = ours(tmp, evs, Durability.TURN, "turn")
         o_event = ours(tmp, evs, Durability.EVENT, "event")
+        # interleaved twice so both paths see the same machine load
+        direct = exporter_case(tmp, evs, False, "d1") + exporter_case(tmp, evs, False, "d2")
+        ahead = exporter_case(tmp, evs, True, "w1") + exporter_case(tmp, evs, True, "w2")
         r_sync, o_acked = acked_vs_raw(tmp, sync_evs)
         items = [e for e in events(n_sync * 2) if isinstance(e, ItemCompletedEvent)][:n_sync]
         r_sync2, o_acked2 = acked_vs_raw(tmp, list(items))
@@ -208,7 +255,10 @@ def main() -> None:
     print(f"ours durability=turn        {rate(n, o_turn)}")
     print(f"ours durability=event       {rate(n, o_event)}  (group commit)")
     print(f"ours event, acked one by one{rate(n_sync, o_acked)}")
+    print(f"--json, direct (old gate)   {rate(2 * n, direct)}")
+    print(f"--json, write-ahead         {rate(2 * n, ahead)}")
     print()
+    print(f"write-ahead / direct        {direct / ahead:6.1%}   (throughput kept)")
     print(f"turn / raw write            {r_write / o_turn:6.1%}   (target >= 50%)")
     print(f"turn / raw encode+write     {r_enc / o_turn:6.1%}")
     print(
