@@ -108,6 +108,7 @@ class SessionWriter:
         self._lost = 0
         self._stopped = False
         self._closing_only = False  # the disk filled up: only the closing events are written
+        self._err_lock = threading.Lock()
         self._reserve = Reserve(sdir / RESERVE, cfg.reserve_bytes)
         self._cache = CacheWriter(
             sdir, f"vtcode-cache-{session_id}", lambda e: self._io_error("write the manifest", e)
@@ -465,12 +466,14 @@ class SessionWriter:
         if truncate_to is not None:  # never keep our own partial line
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, truncate_to)
-        if what != "fsync" and e.errno in FULL_DISK and self._reserve.release():
-            # The disk is full: the reserve's blocks are now free for the closing events;
-            # every other event from here on is lost (counted), and the run fails.
-            self._closing_only = True
-        else:
-            self._io_failed = True
+        with self._err_lock:  # the drain and the cache writer may both hit the full disk
+            full = what != "fsync" and e.errno in FULL_DISK
+            if full and (self._reserve.release() or self._closing_only):
+                # The reserve's blocks are now free for the closing events; every other event
+                # from here on is lost (counted), and the run fails.
+                self._closing_only = True
+            else:
+                self._io_failed = True
         detail = os.strerror(e.errno) if e.errno else str(e)
         target = "" if "manifest" in what else f" {self.events_path.name}"
         self._fail(f"cannot {what}{target}: {detail} (errno {e.errno})")
