@@ -1,7 +1,9 @@
 """Exporters that render a run for the terminal: raw JSONL on stdout, progress on stderr.
 
 They sit behind the dispatch gate like every exporter, so stdout sees events in exactly the
-canonical order, after the canonical sink accepted them.
+canonical order, once the canonical log has them (written; fsynced with `event` durability):
+a consumer of `exec --json` never holds an event that a crash kept out of events.jsonl. They
+run on the gate's dispatch thread, one drain batch behind the emit.
 """
 
 from __future__ import annotations
