@@ -272,6 +272,7 @@ def test_oversized_event_fails_closed(tmp_path: Path) -> None:
     assert [x["seq"] for x in lines] == [1, 2, 3]  # everything accepted before is on disk
     # ... and the gate closed the run truthfully (write-ahead dispatch, issue 11)
     end = lines[-1]["event"]
+    assert isinstance(end, dict)
     assert end["type"] == "thread.completed" and end["subtype"] == "error_during_execution"
     assert "max_event_bytes" in end["stop_reason"]
 
