@@ -160,3 +160,12 @@ def test_validate_report_quotes_hostile_log_lines_inertly(tmp_path: Path) -> Non
     out = vtcode(["-C", str(tmp_path), "validate", str(log)], tmp_path)
     assert out.returncode == 1
     _assert_inert(out.stdout + out.stderr, "validate report")
+
+
+def test_command_output_for_the_model_keeps_carriage_returns() -> None:
+    """exec_command's preview strips sequences with the same pattern but keeps CR/backspace."""
+    from vtcode.tools.exec_output import strip_ansi
+
+    assert strip_ansi(f"10%\r{ESC}[32m50%{ESC}[0m\r100%\n") == "10%\r50%\r100%\n"
+    assert strip_ansi(f"a{ESC}]0;title{chr(7)}b\x9b1mc") == "abc"
+    assert strip_ansi("plain\ttext") == "plain\ttext"

@@ -25,7 +25,19 @@ _SEQUENCE = re.compile(
 )
 # What is left: C0 controls but tab and newline, DEL, C1 controls, bidi embeddings/overrides.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_C1_INTRO = re.compile("[\x90\x98\x9b\x9d\x9e\x9f]")
 _QUICK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_sequences(text: str) -> str:
+    """`text` without escape sequences, other characters (CR and backspace included) kept.
+
+    For command output handed to the model: colours and cursor moves are noise there, while a
+    carriage return still tells a progress bar's story.
+    """
+    if "\x1b" not in text and _C1_INTRO.search(text) is None:
+        return text
+    return _SEQUENCE.sub("", text)
 
 
 def inert(text: str, *, newlines: bool = True) -> str:

@@ -19,7 +19,7 @@ import os
 import signal
 from pathlib import Path
 
-__all__ = ["forget", "reap_orphans", "record", "start_time"]
+__all__ = ["forget", "group_alive", "reap_orphans", "record", "start_time"]
 
 _SUFFIX = ".proc"
 
@@ -36,19 +36,29 @@ def start_time(pid: int) -> int | None:
     return int(fields[19])
 
 
-def _group_has_members(pgid: int) -> bool:
-    """Whether a live process is still in group `pgid` (its leader died; its children did not).
+def group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process is still in group `pgid` (zombies cannot run).
 
-    The leader's pid cannot be handed to a new process while the group has members, so these
-    members are the command's own.
+    After the leader died, the leader's pid cannot be handed to a new process while the group
+    has members, so these members are the command's own.
     """
-    for entry in os.scandir("/proc"):
+    proc = Path("/proc")
+    if not proc.is_dir():  # pragma: no cover - non-Linux fallback
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    for entry in os.scandir(proc):
         if not entry.name.isdigit():
             continue
         try:
             stat = Path(entry.path, "stat").read_text()
         except OSError:
             continue
+        # "pid (comm) state ppid pgrp ..." - comm may contain spaces and parens
         fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) >= 3 and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
             return True
@@ -107,7 +117,7 @@ def reap_orphans(directory: Path) -> list[int]:
         if _alive(owner, owner_started):
             continue  # another vtcode's command, still owned
         now = start_time(pid)
-        if now == started or (now is None and _group_has_members(pid)):
+        if now == started or (now is None and group_alive(pid)):
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
             killed.append(pid)

@@ -5,11 +5,12 @@ Split from `exec_sessions` (one job per module): pure functions over bytes, no p
 
 from __future__ import annotations
 
-import re
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+from vtcode.termtext import strip_sequences
 
 DEFAULT_YIELD_MS = 1000
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
@@ -26,12 +27,6 @@ MAX_SESSIONS = 64
 TRUNCATION_MARKER = "\n[Output truncated]"
 BACKEND = "pipe"
 
-_ANSI_RE = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC ... BEL / ST
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b[PX^_][^\x1b]*\x1b\\"  # DCS / SOS / PM / APC
-    r"|\x1b[@-Z\\-_]"  # two-byte escapes
-)
 _INSPECTION_COMMANDS = frozenset(
     {"ls", "cat", "head", "tail", "grep", "rg", "egrep", "fgrep", "find", "fd", "tree", "wc"}
     | {"du", "df", "stat", "file", "jq", "less", "more", "nl", "sort", "uniq", "cut", "awk"}
@@ -44,8 +39,9 @@ _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--names
 
 
 def strip_ansi(text: str) -> str:
-    """Remove terminal escape sequences (colours, cursor moves, titles)."""
-    return _ANSI_RE.sub("", text)
+    """Remove terminal escape sequences (colours, cursor moves, titles): the one definition in
+    `vtcode.termtext`, which the terminal renderers use too."""
+    return strip_sequences(text)
 
 
 def is_inspection_command(command: str) -> bool:

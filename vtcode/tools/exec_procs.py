@@ -10,34 +10,10 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
+
+from vtcode.sandbox.reap import group_alive
 
 _POLL_SECS = 0.05
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process is still in group `pgid` (zombies cannot run)."""
-    proc = Path("/proc")
-    if not proc.is_dir():  # pragma: no cover - non-Linux fallback
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..." - comm may contain spaces and parens
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
 
 
 def kill_group(pgid: int, proc: subprocess.Popen[bytes] | None, grace: float) -> None:

@@ -37,6 +37,7 @@ from pathlib import Path
 from vtcode.config.model import SandboxConfig, ShellEnvironmentPolicy
 from vtcode.sandbox import Sandbox
 from vtcode.sandbox import reap as reaping
+from vtcode.sandbox.reap import group_alive
 from vtcode.threads import BackgroundThread
 from vtcode.tools.base import ToolError
 from vtcode.tools.exec_output import (
@@ -55,7 +56,7 @@ from vtcode.tools.exec_output import (
     shell_argv,
     strip_ansi,
 )
-from vtcode.tools.exec_procs import group_alive, signal_group
+from vtcode.tools.exec_procs import signal_group
 from vtcode.tools.exec_session import ExecSession, _policy_env
 from vtcode.tools.exec_spool import DEFAULT_MAX_SPOOL_BYTES
 
