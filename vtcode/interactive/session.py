@@ -45,6 +45,7 @@ class ChatSession(Interaction):
     def attach(self, parts: RunParts) -> None:
         self.controls.attach(parts)
         self.permissions.bind(parts.emit, parts.runner.cancel)
+        self.t.before_prompt = parts.settle
         r = parts.runner
         self.t.line(
             f"vtcode chat: session {parts.session_id}, model {r.provider.model} "

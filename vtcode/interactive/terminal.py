@@ -13,12 +13,16 @@ import enum
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import IO, Any
 
 __all__ = ["Key", "Line", "Terminal"]
+
+
+def _nothing() -> None:
+    """No run attached yet: nothing to wait for before a prompt."""
 
 
 class Key(enum.Enum):
@@ -52,6 +56,8 @@ class Terminal:
         self.stdout = stdout or sys.stdout
         self.color = color
         self.at_line_start = True
+        # Called before every prompt; the session points it at the gate's `settle`.
+        self.before_prompt: Callable[[], None] = _nothing
         # input() gives readline editing and history, but only on the real console streams.
         self._use_input = self.stdin is sys.stdin and self.stdout is sys.stdout
         if self._use_input:
@@ -83,6 +89,7 @@ class Terminal:
 
     def read(self, prompt: str) -> Line:
         """One line; Ctrl-D, Ctrl-C and SIGTERM come back as `Key`s, never as exceptions."""
+        self.before_prompt()  # what the run emitted so far is on screen before the prompt
         self.newline()
         with self._prompt_signals():
             try:

@@ -59,6 +59,9 @@ class RunParts:
     executor: Any
     hooks: LoopHooks
     emit: Callable[[Any], None]
+    # Blocks until every emitted event is written and rendered by the exporters (write-ahead
+    # dispatch runs them a batch behind): interactive front ends call it before a prompt.
+    settle: Callable[[], None] = lambda: None
 
 
 class Interaction(UserTurns):
@@ -347,6 +350,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                     executor=executor,
                     hooks=hooks,
                     emit=gate.emit,
+                    settle=gate.settle,
                 )
             )
         if req.install_signals:

@@ -159,6 +159,23 @@ class DispatchGate:
             with self._cv:
                 self._pending.append((seq, event))
 
+    def settle(self) -> None:
+        """Return once every event emitted so far is written and shown to the exporters.
+
+        Exporters run on the dispatch thread, one drain batch behind `emit`. An interactive front
+        end calls this before it prompts, so the screen shows the whole turn before the prompt
+        (and a permission question comes after the `[tool]` line it is about). Never raises.
+        """
+        if self._closed or self.canonical.failed:
+            return
+        try:
+            last = self.canonical.wait_written(_WAIT)
+        except PersistenceError:
+            return
+        with self._cv:
+            target = min(last, self._ready)
+        self._wait_delivered(target)
+
     def close(self) -> None:
         """Deliver what was written, finish exporters, close the canonical drain (fsync);
         raise on any failure."""
