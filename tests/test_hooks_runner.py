@@ -13,10 +13,10 @@ import pytest
 
 from vtcode.config.load import load_config
 from vtcode.config.model import HookCommand, HookMatcher, HooksConfig, LifecycleHooks, VtcodeConfig
+from vtcode.config.trust_store import revoke_workspace, trust_workspace
 from vtcode.hooks.config import HookSpec, plan_hooks, workspace_fingerprint
 from vtcode.hooks.models import PreCompactPayload
 from vtcode.hooks.runner import HookRunner, hook_env, run_one
-from vtcode.hooks.trust import revoke_workspace, trust_workspace
 
 PY = sys.executable
 

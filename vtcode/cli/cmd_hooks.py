@@ -26,8 +26,8 @@ def hooks() -> None:
 def list_hooks(app: AppContext, as_json: bool) -> int:
     """The hooks a run would have, whether each came from the workspace, and trust."""
     from vtcode.cli.output import emit_json
+    from vtcode.config.trust_store import is_trusted
     from vtcode.hooks.config import plan_hooks, workspace_fingerprint
-    from vtcode.hooks.trust import is_trusted
 
     cfg = app.loaded_config().config
     fp, ws_events = workspace_fingerprint(app.workspace, cfg)
@@ -71,8 +71,8 @@ def trust(app: AppContext) -> int:
     trusted, it applies as written.
     """
     from vtcode.config.load import load_config
+    from vtcode.config.trust_store import trust_workspace, trusting_env
     from vtcode.hooks.config import workspace_fingerprint
-    from vtcode.hooks.trust import trust_workspace, trusting_env
 
     env = trusting_env()  # see the workspace's own definitions, unfiltered, to fingerprint them
     cfg = load_config(
@@ -93,7 +93,7 @@ def trust(app: AppContext) -> int:
 @click.pass_obj
 def untrust(app: AppContext) -> int:
     """Forget the trust recorded for this workspace."""
-    from vtcode.hooks.trust import revoke_workspace
+    from vtcode.config.trust_store import revoke_workspace
 
     removed = revoke_workspace(app.workspace)
     click.echo("trust removed" if removed else "this workspace was not trusted", err=True)

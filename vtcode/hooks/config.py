@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vtcode.config.model import HookMatcher, LifecycleHooks, VtcodeConfig
-from vtcode.hooks.trust import hooks_fingerprint, is_trusted
+from vtcode.config.trust_store import hooks_fingerprint, is_trusted
 from vtcode.jsontypes import encode
 
 __all__ = [

@@ -3,7 +3,7 @@
 A server command is code run on the user's machine, so a server defined by the repository's own
 `vtcode.toml` starts only in a trusted workspace (the CVE-2025-61260 lesson: a cloned repository
 must not run commands just by being opened). Origin and trust follow the hooks gate
-(`vtcode/hooks/config.py`, `vtcode/hooks/trust.py`): a server is *workspace-defined* when the
+(`vtcode/hooks/config.py`, `vtcode/config/trust_store.py`): a server is *workspace-defined* when the
 workspace file set anything under `mcp.servers.NAME` and the run's effective definition is that
 one (a `-c` or `--config` on the command line is the user's own choice); uncertainty counts as
 workspace. Trust comes from `VTCODE_TRUST_WORKSPACE` (CI, cron) or from defining the server in
@@ -104,7 +104,7 @@ def plan_servers(
     if not servers:
         return McpPlan(())
     _require_sdk()
-    from vtcode.hooks.trust import TRUST_ENV, env_trust
+    from vtcode.config.trust_store import TRUST_ENV, env_trust
 
     from_ws = workspace_servers(workspace, config, env)
     trusted = env_trust(env) is True
