@@ -8,7 +8,6 @@ from typing import Any
 
 import orjson
 
-from vtcode.redact import redact_text
 from vtcode.termtext import inert
 
 
@@ -43,13 +42,19 @@ def emit_json(data: Any, *, pretty: bool = True) -> None:
 
 
 def print_error(message: str, *, color: bool = False) -> None:
-    prefix = "\x1b[31merror\x1b[0m" if want_color(color) else "error"
-    # Messages quote paths, values, URLs and log text: no credential, no escape sequence.
-    sys.stderr.write(f"{prefix}: {inert(redact_text(message))}\n")
-    sys.stderr.flush()
+    _report("error", "31", message, color)
 
 
 def print_warning(message: str, *, color: bool = False) -> None:
-    prefix = "\x1b[33mwarning\x1b[0m" if want_color(color) else "warning"
+    _report("warning", "33", message, color)
+
+
+def _report(label: str, sgr: str, message: str, color: bool) -> None:
+    """One `label: message` line on stderr. Messages quote paths, values, URLs and log text:
+    no credential and no escape sequence gets through. The redactor is imported here, on the
+    error path, so it costs nothing at start-up."""
+    from vtcode.redact import redact_text
+
+    prefix = f"\x1b[{sgr}m{label}\x1b[0m" if want_color(color) else label
     sys.stderr.write(f"{prefix}: {inert(redact_text(message))}\n")
     sys.stderr.flush()
