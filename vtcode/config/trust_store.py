@@ -79,10 +79,7 @@ def workspace_trusted(workspace: Path, env: Mapping[str, str] | None = None) -> 
     override = env_trust(env)
     if override is not None:
         return override
-    path = trust_file(env)
-    if path is None:
-        return False
-    return isinstance(_load(path)["workspaces"].get(canonical_workspace(workspace)), dict)
+    return _recorded(workspace, env) is not None
 
 
 def trusting_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -106,11 +103,17 @@ def is_trusted(workspace: Path, fingerprint: str, env: Mapping[str, str] | None 
     override = env_trust(env)
     if override is not None:
         return override
+    entry = _recorded(workspace, env)
+    return entry is not None and entry.get("hooks_sha256") == fingerprint
+
+
+def _recorded(workspace: Path, env: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """The trust entry recorded for `workspace` (None: none, or no trust file)."""
     path = trust_file(env)
     if path is None:
-        return False
+        return None
     entry = _load(path)["workspaces"].get(canonical_workspace(workspace))
-    return isinstance(entry, dict) and entry.get("hooks_sha256") == fingerprint
+    return entry if isinstance(entry, dict) else None
 
 
 def trust_workspace(
