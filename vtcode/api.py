@@ -112,6 +112,7 @@ def run(
     cannot start; nothing is written then.
     """
     from vtcode.loop.exec_run import ExecRequest, run_exec
+    from vtcode.loop.hooks_impl import default_hooks_factory
 
     root = Path(workspace)
     cfg = config if config is not None else load_config(root)
@@ -128,6 +129,7 @@ def run(
             max_budget_usd=max_budget_usd,
             sinks=sinks,
             install_signals=False,
+            hooks_factory=default_hooks_factory,  # orientation, context, steering: as the CLI
         )
     )
     outcome = res.outcome
