@@ -271,6 +271,20 @@ def _apt_install(package: str) -> str | None:
     elif os.geteuid() != 0:
         reason = "not root, so apt-get install cannot run"
     else:
+        reason = _apt_run(package)
+    _APT_RESULTS[package] = reason
+    return reason or None
+
+
+def _apt_run(package: str) -> str:
+    """One apt-get install at a time across pytest-xdist workers (dpkg's own lock would make a
+    second concurrent install fail rather than wait); "" on success, else the reason."""
+    import tempfile
+
+    from filelock import FileLock
+
+    reason = ""
+    with FileLock(os.path.join(tempfile.gettempdir(), "vtcode-tests-apt.lock")):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         cmd = ["apt-get", "install", "-y", "-q", package]
         for step in (cmd, ["apt-get", "update", "-q"], cmd):
@@ -286,8 +300,7 @@ def _apt_install(package: str) -> str | None:
                 break
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             reason = f"`{' '.join(step)}` exited {proc.returncode}: {tail[0]}"
-    _APT_RESULTS[package] = reason
-    return reason or None
+    return reason
 
 
 @pytest.fixture(scope="session")
