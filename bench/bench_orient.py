@@ -109,8 +109,8 @@ def main() -> None:
               f"(bare write+fsync: {t_bare * 1e3:.2f} ms, x{t_append / t_bare:.1f})")  # fmt: skip
 
         from vtcode.loop.exec_run import ExecRequest, run_exec
-        from vtcode.loop.hooks_impl import default_hooks_factory
         from vtcode.orient.loop_runner import LoopRunRequest, run_loop
+        from vtcode.runtime.hooks import default_hooks_factory
 
         cfg = VtcodeConfig()
         steps = 3

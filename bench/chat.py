@@ -33,7 +33,7 @@ from vtcode.config.load import load_config
 from vtcode.interactive.run import ChatRequest, run_chat
 from vtcode.interactive.terminal import Terminal
 from vtcode.loop.exec_run import ExecRequest, run_exec
-from vtcode.loop.hooks_impl import default_hooks_factory
+from vtcode.runtime.hooks import default_hooks_factory
 
 
 class _Stamped(io.StringIO):

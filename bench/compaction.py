@@ -130,7 +130,6 @@ def part1(sizes: list[int]) -> None:
 
 
 def part2(turns: int, window: int = 1000) -> None:
-    from vtcode.context.loop_part import ContextPart
     from vtcode.events.codec import encode_raw_line
     from vtcode.loop.limits import Limits
     from vtcode.loop.runner import Runner
@@ -143,6 +142,7 @@ def part2(turns: int, window: int = 1000) -> None:
         ScriptTurn,
         ScriptUsage,
     )
+    from vtcode.runtime.context_part import ContextPart
     from vtcode.tools.base import ToolContext
     from vtcode.tools.registry import default_registry
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from vtcode.config.model import ToolsConfig, VtcodeConfig
 from vtcode.loop.exec_run import ExecRequest, run_exec
-from vtcode.loop.hooks_impl import default_hooks_factory
 from vtcode.providers.messages import ModelRequest, StreamEvent
+from vtcode.runtime.hooks import default_hooks_factory
 
 
 def write_script(path: Path, turns: int) -> None:

@@ -221,10 +221,10 @@ def test_reset_on_stall_writes_the_manifest_and_restarts_from_orientation(
 def test_reset_manifest_is_written_in_upstream_format(tmp_path: Path) -> None:
     """Without an orient part to consume it, the manifest the reset wrote stays readable."""
     from vtcode.config.model import AgentConfig, ContextResetMode, HarnessConfig, VtcodeConfig
-    from vtcode.context.loop_part import ContextPart
     from vtcode.loop.recorder import Recorder
     from vtcode.providers.replay import ReplayProvider
     from vtcode.providers.script import ReplayScript
+    from vtcode.runtime.context_part import ContextPart
 
     cfg = VtcodeConfig(
         agent=AgentConfig(harness=HarnessConfig(context_reset_mode=ContextResetMode.ON_STALL))

@@ -22,7 +22,6 @@ from vtcode.config.model import (
     ToolsConfig,
     VtcodeConfig,
 )
-from vtcode.context.loop_part import ContextPart
 from vtcode.context.state import ContextState, save_state
 from vtcode.events.codec import encode_event
 from vtcode.events.types import ThreadEvent
@@ -32,6 +31,7 @@ from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.providers.messages import Message, ModelRequest, StreamEvent, ToolCall
 from vtcode.providers.replay import ReplayProvider
 from vtcode.providers.script import parse_script
+from vtcode.runtime.context_part import ContextPart
 from vtcode.schemas import fast_validator
 from vtcode.steering.queue import SteeringQueue
 from vtcode.tools.base import ToolContext

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from vtcode.orient.subagents import parse_verdict, verifier_prompt
+from vtcode.runtime.subagents import parse_verdict, verifier_prompt
 from vtcode.schemas import fast_validator
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

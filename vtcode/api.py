@@ -112,7 +112,7 @@ def run(
     cannot start; nothing is written then.
     """
     from vtcode.loop.exec_run import ExecRequest, run_exec
-    from vtcode.loop.hooks_impl import default_hooks_factory
+    from vtcode.runtime.hooks import default_hooks_factory
 
     root = Path(workspace)
     cfg = config if config is not None else load_config(root)

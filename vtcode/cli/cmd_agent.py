@@ -56,7 +56,7 @@ def run(app: AppContext, name: str, words: tuple[str, ...], as_json: bool) -> in
     .vtcode/worktrees/ and its changes stay there until `vtcode worktree merge`.
     """
     from vtcode.cli.stdin import read_stdin_text
-    from vtcode.orient.subagents import run_subagent
+    from vtcode.runtime.subagents import run_subagent
 
     task = read_stdin_text() if list(words) == ["-"] else " ".join(words)
     result = run_subagent(app.workspace, app.loaded_config().config, name, task, sinks=_sinks(app))
@@ -114,7 +114,7 @@ def verify(
     Exit code: 0 approved, 1 rejected (including a verifier that failed or gave no
     decision: unverified changes are never approved).
     """
-    from vtcode.orient.subagents import verify_change
+    from vtcode.runtime.subagents import verify_change
 
     paths: list[str] = []
     for f in files:

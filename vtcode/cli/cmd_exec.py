@@ -98,7 +98,7 @@ def exec_cmd(
     from vtcode.cli.sinks import HumanProgressSink, StdoutJsonSink
     from vtcode.errors import UsageError
     from vtcode.loop.exec_run import ExecRequest, last_message_text, run_exec
-    from vtcode.loop.hooks_impl import default_hooks_factory
+    from vtcode.runtime.hooks import default_hooks_factory
 
     args = list(words)
     resume: str | None = None

@@ -39,7 +39,7 @@ class ChatRequest:
 
 def run_chat(req: ChatRequest) -> ExecResult:
     """Run sessions until the user leaves for good; the last session's result."""
-    from vtcode.loop.hooks_impl import default_hooks_factory
+    from vtcode.runtime.hooks import default_hooks_factory
 
     cfg = req.config
     effort = req.reasoning_effort

@@ -170,8 +170,8 @@ def _run_steps(
     req: LoopRunRequest, state: LoopRunState, say: Callable[[str], None]
 ) -> LoopRunReport:
     from vtcode.loop.exec_run import ExecRequest, run_exec
-    from vtcode.loop.hooks_impl import default_hooks_factory
     from vtcode.orient.progress import is_complete, load_progress
+    from vtcode.runtime.hooks import default_hooks_factory
     from vtcode.store.layout import session_dir
 
     ws = req.workspace

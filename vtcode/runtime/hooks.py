@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from vtcode.loop.exec_run import ExecContext
 
 # Each part module exposes `make_part(ctx: ExecContext) -> LoopHooks | None`.
-PART_MODULES: tuple[str, ...] = ("vtcode.orient.loop_part", "vtcode.context.loop_part")
+PART_MODULES: tuple[str, ...] = ("vtcode.runtime.orient_part", "vtcode.runtime.context_part")
 
 
 class CompositeHooks(LoopHooks):

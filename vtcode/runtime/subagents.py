@@ -124,7 +124,7 @@ def _exec(
     max_turns: int | None = None,
 ) -> Any:
     from vtcode.loop.exec_run import ExecRequest, run_exec
-    from vtcode.loop.hooks_impl import default_hooks_factory
+    from vtcode.runtime.hooks import default_hooks_factory
 
     return run_exec(
         ExecRequest(

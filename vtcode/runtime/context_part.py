@@ -1,6 +1,7 @@
 """The context-management part of the loop: compaction, recovery, reset, hooks, steering.
 
-`make_part(ctx)` gives the runner (through `hooks_impl.CompositeHooks`) one `LoopHooks` that
+`make_part(ctx)` gives the runner (through `vtcode.runtime.hooks.CompositeHooks`) one `LoopHooks`
+that
 - measures context pressure (`before_request` estimate, `after_response` reported prompt tokens)
   and decides compaction (`compaction_due`: hard anywhere, soft only at an outer boundary);
 - compacts (`compact`): provider-written summary at outer boundaries, the local deterministic
@@ -511,7 +512,7 @@ def _now() -> str:
 
 
 def make_part(ctx: ExecContext) -> LoopHooks | None:
-    """The context part for one exec-style run (hooks_impl composes it with the others)."""
+    """The context part for one exec-style run (`vtcode.runtime.hooks` composes the parts)."""
     return ContextPart(
         workspace=ctx.workspace,
         session_id=ctx.session_id,

@@ -1,6 +1,6 @@
 """The orient layer's part of the loop: orientation at start, the progress ledger per turn.
 
-`make_part` is called by `vtcode.loop.hooks_impl` for every exec-style run. The part renders the
+`make_part` is called by `vtcode.runtime.hooks` for every exec-style run. The part renders the
 `[Orientation Context]` (taking over a pending handoff and consuming a context-reset manifest,
 both one-shot), keeps the session's progress ledger (advance/stall after each turn, persisted to
 `derived/progress.json` after every turn and at the end) and publishes the live stall count
