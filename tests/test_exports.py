@@ -62,8 +62,9 @@ from vtcode.events.types import (
     WebSearchItem,
 )
 from vtcode.providers.sse import iter_sse
+from vtcode.runtime.exporters import make_exporters
 from vtcode.schemas import fast_validator
-from vtcode.store import DispatchGate, SessionWriter, make_exporters, sessions_root
+from vtcode.store import DispatchGate, SessionWriter, sessions_root
 from vtcode.store.exports import (
     AtifBuilder,
     ExportFormat,

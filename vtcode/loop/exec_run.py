@@ -199,9 +199,9 @@ def _open_writer(workspace: Path, session_id: str, cfg: VtcodeConfig, appending:
 def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
     from vtcode.providers.registry import make_provider
+    from vtcode.runtime.exporters import make_exporters
     from vtcode.store import DispatchGate
     from vtcode.store.closed_index import record_closed
-    from vtcode.store.exports import make_exporters
     from vtcode.store.retention import apply_retention_indexed, discard_unstarted
     from vtcode.tools.base import ToolContext
     from vtcode.tools.registry import default_registry

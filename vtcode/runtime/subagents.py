@@ -205,7 +205,8 @@ class _ParentSession:
     def __init__(self, workspace: Path, config: VtcodeConfig, session_id: str | None) -> None:
         from vtcode.events.types import ThreadStartedEvent
         from vtcode.loop.recorder import Recorder
-        from vtcode.store import DispatchGate, SessionWriter, make_exporters
+        from vtcode.runtime.exporters import make_exporters
+        from vtcode.store import DispatchGate, SessionWriter
 
         appending = session_id is not None
         self.session_id = check_id(session_id) if session_id else new_session_id()

@@ -2,7 +2,6 @@
 recovery, retention and exports. `vtcode/store/layout.py` describes the files on disk.
 """
 
-from vtcode.store.exports import make_exporters
 from vtcode.store.gate import DispatchGate, Exporter
 from vtcode.store.layout import session_dir, sessions_root
 from vtcode.store.reader import (
@@ -28,7 +27,6 @@ __all__ = [
     "apply_retention",
     "latest_session_id",
     "list_sessions",
-    "make_exporters",
     "read_session_events",
     "session_dir",
     "session_exists",
