@@ -18,7 +18,7 @@ from vtcode.context.blocked import write_blocked_handoff
 from vtcode.context.digest import digest_history
 from vtcode.context.envelope import ENVELOPE_HEADER, build_envelope, render_envelope
 from vtcode.context.fork import fork_history
-from vtcode.context.models import HistoryArchiveMeta, QueuedFollowUpIntent, SessionMemoryEnvelope
+from vtcode.context.models import HistoryArchiveMeta, SessionMemoryEnvelope
 from vtcode.context.reset import (
     consume_reset_manifest,
     parse_reset_manifest,
@@ -30,6 +30,7 @@ from vtcode.context.segments import SegmentTracker, catalog_hash
 from vtcode.jsontypes import encode
 from vtcode.providers.messages import Message, ModelRequest, ToolCall, ToolSpec
 from vtcode.schemas import fast_validator
+from vtcode.steering.models import QueuedFollowUpIntent
 from vtcode.tools.registry import default_registry
 
 

@@ -31,7 +31,7 @@ from vtcode.context.compaction import (
 )
 from vtcode.context.digest import HistoryDigest, digest_history
 from vtcode.context.envelope import build_envelope, render_envelope
-from vtcode.context.models import HistoryArchiveMeta, QueuedFollowUpIntent, SessionMemoryEnvelope
+from vtcode.context.models import HistoryArchiveMeta, SessionMemoryEnvelope
 from vtcode.context.segments import SegmentTransition
 from vtcode.context.thresholds import Thresholds
 from vtcode.context.tokens import TokenEstimator
@@ -39,6 +39,7 @@ from vtcode.events.enums import CompactionMode, CompactionTrigger
 from vtcode.events.types import ThreadCompactBoundaryEvent
 from vtcode.hooks.models import PreCompactPayload
 from vtcode.providers.messages import Message
+from vtcode.steering.models import QueuedFollowUpIntent
 
 __all__ = [
     "PreparedCompaction",

@@ -13,33 +13,18 @@ import dataclasses
 from collections.abc import Sequence
 
 from vtcode.context.digest import HistoryDigest, describe_result, one_line
-from vtcode.context.models import (
-    MAX_APPLIED_FOLLOW_UP_INTENT_IDS,
-    MEMORY_LIST_LIMIT,
-    GroundedFactRecord,
-    QueuedFollowUpIntent,
-    SessionMemoryEnvelope,
-)
+from vtcode.context.models import MEMORY_LIST_LIMIT, GroundedFactRecord, SessionMemoryEnvelope
+from vtcode.ordered import merge_latest
+from vtcode.steering.models import MAX_APPLIED_FOLLOW_UP_INTENT_IDS, QueuedFollowUpIntent
 
 __all__ = [
     "ENVELOPE_HEADER",
     "build_envelope",
-    "merge_latest",
     "render_envelope",
 ]
 
 ENVELOPE_HEADER = "[Session Memory Envelope]"
 _ITEM_CHARS = 300
-
-
-def merge_latest(old: Sequence[str], new: Sequence[str], limit: int) -> list[str]:
-    """old then new, deduplicated keeping each value's latest position, newest `limit` kept."""
-    seen: dict[str, None] = {}
-    for v in (*old, *new):
-        seen.pop(v, None)
-        seen[v] = None
-    out = list(seen)
-    return out[-limit:] if limit else out
 
 
 def _facts(d: HistoryDigest) -> list[GroundedFactRecord]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vtcode.jsontypes import U32
+from vtcode.steering.models import QueuedFollowUpIntent
 
 SESSION_MEMORY_ENVELOPE_SCHEMA_VERSION = 3
 MEMORY_LIST_LIMIT = 5
-MAX_QUEUED_FOLLOW_UP_INTENTS = 16
-MAX_APPLIED_FOLLOW_UP_INTENT_IDS = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,14 +17,6 @@ class GroundedFactRecord:
 
     fact: str
     source: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QueuedFollowUpIntent:
-    """A steering follow-up, tagged with a UUIDv4 so recovery never replays it twice."""
-
-    id: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,17 +21,17 @@ from pathlib import Path
 import orjson
 
 from vtcode.clock import rfc3339
-from vtcode.context.envelope import merge_latest
-from vtcode.context.models import (
-    MAX_APPLIED_FOLLOW_UP_INTENT_IDS,
-    MAX_QUEUED_FOLLOW_UP_INTENTS,
-    QueuedFollowUpIntent,
-)
 from vtcode.errors import ExitCode, UsageError, VtcodeError
 from vtcode.fsutil import atomic_write_json, ensure_private_dir, read_regular
 from vtcode.ids import check_id
 from vtcode.jsontypes import DecodeError, decode, encode
-from vtcode.steering.models import SteeringQueueState
+from vtcode.ordered import merge_latest
+from vtcode.steering.models import (
+    MAX_APPLIED_FOLLOW_UP_INTENT_IDS,
+    MAX_QUEUED_FOLLOW_UP_INTENTS,
+    QueuedFollowUpIntent,
+    SteeringQueueState,
+)
 
 __all__ = ["MAX_INTENT_BYTES", "SteeringQueue", "SteeringQueueFull", "queue_path"]
 
