@@ -244,3 +244,16 @@ class RandomTriggers(RuleBasedStateMachine):
 
 
 TestRandomTriggers = RandomTriggers.TestCase
+
+
+def test_every_live_state_has_exactly_one_step() -> None:
+    """The runner's step table matches the FSM table; a state without work fails at import."""
+    from vtcode.loop.fsm import check_steps
+    from vtcode.loop.fsm_table import STATES
+    from vtcode.loop.runner import STEPS
+
+    assert set(STEPS) == {s.name for s in STATES if not s.final}
+    with pytest.raises(RuntimeError, match=r"missing \['idle'\]"):
+        check_steps({k: v for k, v in STEPS.items() if k != "idle"})
+    with pytest.raises(RuntimeError, match=r"unknown \['nap'\]"):
+        check_steps({**STEPS, "nap": STEPS["turn"]})

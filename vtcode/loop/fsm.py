@@ -8,14 +8,22 @@ destination. Guards are looked up in `Assessment` by name from a fixed allow-lis
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from transitions import EventData, Machine, MachineError
 
 from vtcode.loop.fsm_table import GUARDS, INITIAL, STATES, TERMINAL, TRANSITIONS
 
-__all__ = ["Assessment", "LoopMachine", "MachineError", "as_json", "as_mermaid", "build_machine"]
+__all__ = [
+    "Assessment",
+    "LoopMachine",
+    "MachineError",
+    "as_json",
+    "as_mermaid",
+    "build_machine",
+    "check_steps",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,6 +43,17 @@ class Assessment:
 
 
 assert set(GUARDS) == {f.name for f in dataclasses.fields(Assessment)}
+
+
+def check_steps(steps: Mapping[str, object]) -> None:
+    """Fail at import unless `steps` gives every non-final state of the table its work, and
+    names no state the table lacks: the table, not an if/elif, says what the loop can be in."""
+    live = {s.name for s in STATES if not s.final}
+    missing, unknown = sorted(live - set(steps)), sorted(set(steps) - live)
+    if missing or unknown:
+        raise RuntimeError(
+            f"loop steps do not match fsm_table: missing {missing}, unknown {unknown}"
+        )
 
 
 def _guard(name: str) -> Callable[[EventData], bool]:

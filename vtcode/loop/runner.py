@@ -25,7 +25,7 @@ from transitions import EventData
 from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
 from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
 from vtcode.loop.cancel import Cancelled, CancelToken
-from vtcode.loop.fsm import Assessment, LoopMachine, MachineError
+from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import Recorder, StreamingToolCall
@@ -235,10 +235,9 @@ class Runner:
             if self._emit_thread_started:
                 self.recorder.emit(ThreadStartedEvent(thread_id=self.thread_id))
             self._notices()
-            self._step_orient()
-            while not self.machine.is_terminal:
+            while not self.machine.is_terminal:  # starts in `orient`: orientation is its step
                 try:
-                    self._step(self.machine.state)
+                    STEPS[self.machine.state](self)
                 except Cancelled:
                     if not self._turn_interrupt():
                         raise
@@ -259,20 +258,6 @@ class Runner:
         return self.result
 
     # ------------------------------------------------------------------ steps
-
-    def _step(self, state: str) -> None:
-        if state == "turn":
-            self._step_turn()
-        elif state == "tool":
-            self._step_tools()
-        elif state == "compact":
-            self._step_compact()
-        elif state == "reset":
-            self._step_reset()
-        elif state == "orient":
-            self._step_orient()
-        elif state == "idle":
-            self._step_idle()
 
     def _turn_interrupt(self) -> bool:
         """Interactive SIGINT: cancel the user turn only (SIGTERM still ends the session)."""
@@ -809,3 +794,16 @@ class Runner:
                     num_turns=self.turns_executed,
                 )
             )
+
+
+# The work of each state. Every non-final state of the table has exactly one step, checked here
+# at import: a state added to `fsm_table` without its work fails on import, not by spinning.
+STEPS: dict[str, Callable[[Runner], None]] = {
+    "orient": Runner._step_orient,
+    "turn": Runner._step_turn,
+    "tool": Runner._step_tools,
+    "compact": Runner._step_compact,
+    "reset": Runner._step_reset,
+    "idle": Runner._step_idle,
+}
+check_steps(STEPS)
