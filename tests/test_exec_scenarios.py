@@ -1,7 +1,7 @@
 """End-to-end `vtcode exec` on the replay provider: real loop, real tools, real persistence.
 
 Each scenario runs the real CLI in a fresh workspace and checks what users rely on: the exit code
-of ARCHITECTURE.md, the terminal `thread.completed`, that stdout (`--json`) carries exactly the
+of the README's table, the terminal `thread.completed`, that stdout (`--json`) carries exactly the
 canonical events in the same order, that every line validates against the published schemas and
 passes `vtcode validate`, and a reviewed syrupy snapshot of the whole normalised sequence.
 """

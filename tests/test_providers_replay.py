@@ -487,33 +487,17 @@ def test_tool_spec_sizes_count_toward_the_estimate() -> None:
     assert b.usage.input_tokens > a.usage.input_tokens
 
 
-ARCHITECTURE_EXAMPLE = """\
-[provider]                         # all optional
-model = "replay-1"
-context_window = 200000            # provider capacity in tokens
-pricing = { input_per_mtok = 3.0, output_per_mtok = 15.0 }   # absent: pricing unknown
-
-[[turn]]                           # one model response per [[turn]], consumed in order
-reasoning = "optional reasoning text"
-text = "I'll list the files."
-stop_reason = "tool_calls"         # end_turn | tool_calls | max_tokens | …
-usage = { input_tokens = 1200, output_tokens = 40, cached_input_tokens = 0 }
-[[turn.tool_calls]]
-name = "exec_command"
-arguments = { command = "ls -la" }
-
-[[turn]]
-fail = "transient"                 # an injected provider failure: transient | fatal
-
-[[turn]]
-text = "Done."
-stop_reason = "end_turn"
-"""
+def _documented_example() -> str:
+    """The replay-format block of docs/architecture.md, verbatim (the doc and the test cannot
+    drift: the page says this test runs it)."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text("utf-8")
+    section = page.split("## The replay script format", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
 
 
 def test_the_documented_core_format_keeps_working() -> None:
-    """ARCHITECTURE.md's example, verbatim: the core every version must accept."""
-    p = provider(ARCHITECTURE_EXAMPLE)
+    """docs/architecture.md's example, verbatim: the core every version must accept."""
+    p = provider(_documented_example())
     assert (p.model, p.context_window) == ("replay-1", 200000)
     first = list(p.stream(request()))
     assert first[-1] == ResponseCompleted("tool_calls", Usage(input_tokens=1200, output_tokens=40))
