@@ -72,7 +72,7 @@ from vtcode.store.exports import (
     export_session,
     resolve_events_path,
 )
-from vtcode.store.exports.open_responses import SseWriter
+from vtcode.store.exports.sse import SseWriter
 
 SID = "exp-1"
 TS = "2026-01-15T10:30:00.000000+00:00"

@@ -15,7 +15,8 @@ import orjson
 from vtcode.clock import parse_rfc3339
 from vtcode.events.codec import encode_raw_line
 from vtcode.store.exports.atif import AtifBuilder
-from vtcode.store.exports.open_responses import OpenResponsesBuilder, SseWriter
+from vtcode.store.exports.open_responses import OpenResponsesBuilder
+from vtcode.store.exports.sse import SseWriter
 from vtcode.store.reader import iter_log, session_events_path
 
 

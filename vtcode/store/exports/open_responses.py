@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from vtcode.events.codec import dumps, encode_event
 from vtcode.events.enums import McpToolCallStatus, PatchApplyStatus, ToolCallStatus
@@ -56,9 +56,9 @@ from vtcode.events.types import (
     WebSearchItem,
 )
 from vtcode.jsontypes import encode
+from vtcode.store.exports.sse import SseWriter
 
 Json = dict[str, Any]
-DONE = b"data: [DONE]\n\n"
 
 
 def _usage(u: Usage) -> Json:
@@ -455,26 +455,6 @@ class OpenResponsesBuilder:
             }
         )
         return evs
-
-
-class SseWriter:
-    """Numbers stream events and writes them as SSE, ending with `data: [DONE]` once."""
-
-    def __init__(self, out: IO[bytes]) -> None:
-        self._out = out
-        self.sequence_number = 0
-        self.done = False
-
-    def write(self, events: list[Json]) -> None:
-        for ev in events:
-            ev["sequence_number"] = self.sequence_number
-            self.sequence_number += 1
-            self._out.write(b"event: " + ev["type"].encode() + b"\ndata: " + dumps(ev) + b"\n\n")
-
-    def finish(self) -> None:
-        if not self.done:
-            self.done = True
-            self._out.write(DONE)
 
 
 class OpenResponsesExporter:
