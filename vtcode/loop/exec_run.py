@@ -249,6 +249,16 @@ def run_exec(req: ExecRequest) -> ExecResult:
         raise
     if hasattr(writer, "record_sandbox"):
         writer.record_sandbox(sandbox.to_json())  # the manifest records the effective sandbox
+    from vtcode.store.artifacts import record_run  # the page shows each run's prompt and model
+
+    record_run(
+        req.workspace,
+        session_id,
+        first_seq=writer.last_seq + 1,
+        prompt=req.prompt,
+        provider=provider.name,
+        model=provider.model,
+    )
     executor = None
     mcp = None
     transcript: TranscriptWriter | None = None

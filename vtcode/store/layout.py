@@ -67,6 +67,8 @@ KNOWN_SUBDIRS: dict[str, tuple[str, ...]] = {
     DERIVED_DIR: KNOWN_DERIVED,
     "steering": KNOWN_STEERING,
     "context": KNOWN_CONTEXT,
+    # vtcode/store/artifacts.py: run records and write-time diffs (the HTML page reads them)
+    "artifacts": ("runs.jsonl", "diffs.jsonl"),
 }
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vtcode.events.enums import FileChangeKind
+from vtcode.store.artifacts import DIFF_INPUT_LIMIT, record_diff
 from vtcode.tools.base import FileChange, ToolContext, ToolError, ToolResult
 from vtcode.tools.beneath import (
     Beneath,
@@ -82,6 +83,7 @@ class WriteFileTool:
             if loc.name is None:
                 raise ToolError(f"{raw!r} is a folder")
             mode = existing_mode(loc)
+            old, unread = _previous(loc, raw, mode is not None)
             try:
                 replace_at(loc, content, mode)
             except OSError as exc:
@@ -89,12 +91,24 @@ class WriteFileTool:
             rel = loc.rel
         existed = mode is not None
         kind = FileChangeKind.UPDATE if existed else FileChangeKind.ADD
+        record_diff(ctx.workspace, ctx.session_id, rel, kind.value, old, content, note=unread)
         verb = "updated" if existed else "created"
         return ToolResult(
             output=f"{verb} {rel} ({len(content)} bytes)",
             file_changes=(FileChange(path=rel, kind=kind),),
             data={"path": rel, "bytes": len(content), "kind": kind.value},
         )
+
+
+def _previous(loc: Located, raw: str, existed: bool) -> tuple[bytes | None, str | None]:
+    """What a file held before `write_file` replaces it (for the session's diff record), or
+    why that is not known; never fails the write."""
+    if not existed:
+        return None, None
+    try:
+        return _read_text(loc, raw, DIFF_INPUT_LIMIT).encode("utf-8"), None
+    except (ToolError, OSError) as exc:
+        return None, f"previous content not recorded: {exc}"
 
 
 @dataclass(slots=True)
@@ -134,7 +148,11 @@ class ApplyPatchTool:
             try:
                 for op in ops:  # raises before anything is written
                     _plan(ws, op, steps)
-                return _apply(steps)
+                result = _apply(steps)
+                for s in steps:
+                    new, kind = s.new, s.kind.value
+                    record_diff(ctx.workspace, ctx.session_id, s.loc.rel, kind, s.previous, new)
+                return result
             finally:
                 for step in steps:
                     step.loc.close()

@@ -1,0 +1,183 @@
+"""Facts the event contract does not carry, kept beside a session's log for people to read.
+
+`.vtcode/sessions/<id>/artifacts/`:
+
+- `runs.jsonl`: one line per run (the first and every `exec resume`): the prompt it was given,
+  the provider and model it started with, and the seq its `thread.started` gets. Events carry
+  none of these (ThreadEvent 0.11.0 has no field for them), and the transcript loses prompts to
+  compaction.
+- `diffs.jsonl`: one line per file a mutating tool wrote, with a unified diff of what it changed,
+  recorded at write time (the only moment the old content is known: `file_change` items carry a
+  path and a kind, and a file overwritten by `write_file` leaves no trace of what it held).
+
+Both are written by the process that holds the session's lock, one whole line per write, so a
+reader never sees half a record; a crash can at most lose a line, and the page then shows
+"no diff recorded" instead of a wrong one (it matches a diff to its `file_change` item by path and
+time window, never by position). Nothing is written for a session folder that does not exist
+(tools used outside a session, tests), and a failure to write never fails the tool or the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from vtcode.clock import rfc3339
+from vtcode.errors import InvalidIdError
+from vtcode.fsutil import append_line_locked, ensure_private_dir, read_regular
+from vtcode.store.layout import is_real_dir, session_dir
+
+ARTIFACTS_DIR = "artifacts"
+RUNS = "runs.jsonl"
+DIFFS = "diffs.jsonl"
+
+DIFF_INPUT_LIMIT = 1024 * 1024  # bytes per side: difflib is quadratic in the worst case
+DIFF_TEXT_LIMIT = 256 * 1024  # characters of one recorded diff
+PROMPT_LIMIT = 64 * 1024  # characters of one recorded prompt
+READ_LIMIT = 64 * 1024 * 1024  # a hostile artifacts file is read no further
+NO_NEWLINE = "\\ No newline at end of file"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """How one run of a session started."""
+
+    ts: str
+    first_seq: int  # the seq of this run's `thread.started`
+    prompt: str | None
+    provider: str | None
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRecord:
+    """What one write did to one file; `diff` is None when no text diff could be made (`note`)."""
+
+    ts: str
+    path: str
+    kind: str
+    diff: str | None
+    note: str | None = None
+
+
+def _dir(workspace: Path, session_id: str) -> Path | None:
+    try:
+        folder = session_dir(workspace, session_id)
+    except InvalidIdError:
+        return None
+    return folder if is_real_dir(folder) else None
+
+
+def _append(workspace: Path, session_id: str, name: str, record: RunRecord | DiffRecord) -> None:
+    folder = _dir(workspace, session_id)
+    if folder is None:
+        return
+    line = json.dumps(asdict(record), ensure_ascii=False).encode("utf-8") + b"\n"
+    with contextlib.suppress(OSError, ValueError):
+        append_line_locked(ensure_private_dir(folder / ARTIFACTS_DIR) / name, line)
+
+
+def record_run(
+    workspace: Path,
+    session_id: str,
+    *,
+    first_seq: int,
+    prompt: str | None,
+    provider: str | None,
+    model: str | None,
+) -> None:
+    """Note how a run starts (called once the session's writer is open, before its first event)."""
+    if prompt is not None and len(prompt) > PROMPT_LIMIT:
+        prompt = prompt[:PROMPT_LIMIT] + f"\n… ({len(prompt) - PROMPT_LIMIT:,} more characters)"
+    record = RunRecord(rfc3339(), first_seq, prompt, provider, model)
+    _append(workspace, session_id, RUNS, record)
+
+
+def unified_diff(path: str, old: bytes | None, new: bytes | None) -> tuple[str | None, str | None]:
+    """(diff, note): a `git diff`-style unified diff of one file, or why there is none."""
+    sides = [b"" if side is None else side for side in (old, new)]
+    if any(len(side) > DIFF_INPUT_LIMIT for side in sides):
+        return None, f"too large for a diff ({max(len(s) for s in sides):,} bytes)"
+    try:
+        before, after = (side.decode("utf-8") for side in sides)
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    if b"\x00" in sides[0] or b"\x00" in sides[1]:
+        return None, "binary content"
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile="/dev/null" if old is None else f"a/{path}",
+        tofile="/dev/null" if new is None else f"b/{path}",
+    )
+    text = "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}\n" for line in lines)
+    if len(text) > DIFF_TEXT_LIMIT:
+        more = len(text) - DIFF_TEXT_LIMIT
+        text = text[:DIFF_TEXT_LIMIT] + f"\n… ({more:,} more characters of diff)\n"
+    return text, None
+
+
+def record_diff(
+    workspace: Path,
+    session_id: str,
+    path: str,
+    kind: str,
+    old: bytes | None,
+    new: bytes | None,
+    *,
+    note: str | None = None,
+) -> None:
+    """Note what a write did to `path` (old None: created; new None: deleted); with `note`, no
+    diff is made and the note says why (the old content could not be read)."""
+    if _dir(workspace, session_id) is None:
+        return  # no session to record into: do not even compute the diff
+    diff: str | None = None
+    if note is None:
+        diff, note = unified_diff(path, old, new)
+    _append(workspace, session_id, DIFFS, DiffRecord(rfc3339(), path, kind, diff, note))
+
+
+def _lines(workspace: Path, session_id: str, name: str) -> Iterator[dict[str, object]]:
+    folder = _dir(workspace, session_id)
+    if folder is None:
+        return
+    try:
+        data = read_regular(folder / ARTIFACTS_DIR / name, READ_LIMIT)
+    except OSError:
+        return
+    for raw in data.splitlines():
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue  # a torn last line: the record is lost, the others stand
+        if isinstance(value, dict):
+            yield value
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def read_runs(workspace: Path, session_id: str) -> list[RunRecord]:
+    """The session's run records, in order (malformed lines skipped)."""
+    out: list[RunRecord] = []
+    for v in _lines(workspace, session_id, RUNS):
+        seq, ts = v.get("first_seq"), _str(v.get("ts"))
+        if isinstance(seq, int) and not isinstance(seq, bool) and ts is not None:
+            prompt, provider, model = (_str(v.get(k)) for k in ("prompt", "provider", "model"))
+            out.append(RunRecord(ts, seq, prompt, provider, model))
+    return out
+
+
+def read_diffs(workspace: Path, session_id: str) -> list[DiffRecord]:
+    """The session's diff records, in order (malformed lines skipped)."""
+    out: list[DiffRecord] = []
+    for v in _lines(workspace, session_id, DIFFS):
+        ts, path, kind = _str(v.get("ts")), _str(v.get("path")), _str(v.get("kind"))
+        if ts is not None and path is not None and kind is not None:
+            out.append(DiffRecord(ts, path, kind, _str(v.get("diff")), _str(v.get("note"))))
+    return out
