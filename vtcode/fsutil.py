@@ -32,6 +32,29 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+# vtcode's per-workspace folder. Every folder vtcode makes in a workspace is created through
+# `ensure_private_dir`, so this is the one place that knows when `.vtcode/` comes into being.
+STATE_DIR_NAME = ".vtcode"
+GITIGNORE_ALL = b"# written by vtcode: its sessions and state are not part of the repository\n*\n"
+
+
+def _ignore_everything(folder: Path) -> None:
+    """A new `.vtcode/` gets a `.gitignore` of `*`, so `git status` never lists vtcode's state
+    (sessions, loop state, spools) in the repository it works on, and `git add -A` never
+    commits it. Written only when the folder is created: an existing one is the user's."""
+    fd = os.open(
+        folder / ".gitignore",
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC,
+        0o644,
+    )
+    try:
+        write_all(fd, GITIGNORE_ALL)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(folder)
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and parents) as 0700 folders, fsyncing each new entry's parent."""
     missing: list[Path] = []
@@ -46,6 +69,8 @@ def ensure_private_dir(path: Path) -> Path:
             os.mkdir(d, DIR_MODE)
         except FileExistsError:
             continue
+        if d.name == STATE_DIR_NAME:
+            _ignore_everything(d)
         fsync_dir(d.parent)
     if path.is_symlink() or not path.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a directory (or a symlink)", str(path))

@@ -13,6 +13,10 @@ from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
 3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
+Output: without --json, stdout is the final answer (thread.completed `result`) and one newline,
+only when the run succeeds; progress goes to stderr. `-o FILE` holds the model's last message
+(the answer on success); when the model said nothing the file is written empty and a warning
+goes to stderr (as `codex exec -o`).
 Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
 `--fork` starts a new session seeded with a minimal resume artifact of the old one."""
 
@@ -37,9 +41,13 @@ def _read_prompt(words: list[str]) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="Raw ThreadEvent JSONL on stdout only.")
 @click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
 @click.option(
+    "-o",
+    "--output-last-message",
     "--last-message-file",
+    "last_message_file",
+    metavar="FILE",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the last agent message here.",
+    help="Write the model's last message here (empty when it said nothing).",
 )
 @click.option("--provider", help="replay (default), openai or anthropic.")
 @click.option("--model", help="Model id (overrides agent.model).")
@@ -95,9 +103,9 @@ def exec_cmd(
     stream to stdout (and nothing else does). Human progress goes to stderr unless -q.
     """
     from vtcode.cli.output import print_error, print_warning, want_color
-    from vtcode.cli.sinks import HumanProgressSink, StdoutJsonSink
+    from vtcode.cli.sinks import FinalAnswerSink, HumanProgressSink, StdoutJsonSink
     from vtcode.errors import UsageError
-    from vtcode.loop.exec_run import ExecRequest, last_message_text, run_exec
+    from vtcode.loop.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
 
     args = list(words)
@@ -134,7 +142,8 @@ def exec_cmd(
         check_output(record, workspace=app.workspace)
     app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
     loaded = app.loaded_config()
-    sinks: list[object] = []
+    answer = FinalAnswerSink()
+    sinks: list[object] = [answer]
     if as_json:
         sinks.append(StdoutJsonSink())
     if not (app.quiet or quiet):
@@ -162,8 +171,27 @@ def exec_cmd(
     if result.error:
         print_error(result.error, color=app.color)
     if lm_target is not None:
-        text = last_message_text(result)
+        text = answer.final_text
         if text is None:
-            print_warning("no agent message to write to --last-message-file", color=app.color)
+            print_warning(
+                f"the model sent no message; wrote an empty {lm_target.describe()}",
+                color=app.color,
+            )
         write_output(lm_target, (text or "").encode(), sys.stdout.buffer)
+    answer_to_stdout = lm_target is None or lm_target.path is not None  # `-o -` printed it
+    if not as_json and answer.answer and answer_to_stdout:
+        _print_answer(answer.answer)
     return int(result.exit_code)
+
+
+def _print_answer(text: str) -> None:
+    """Text mode's stdout: the final answer and one newline, nothing else (like `codex exec`
+    and `claude -p`). A terminal gets it without escape sequences (model-controlled text); a
+    pipe gets it verbatim. A closed pipe is not an error: the answer is in the session log."""
+    import contextlib
+
+    from vtcode.termtext import inert
+
+    with contextlib.suppress(BrokenPipeError):
+        sys.stdout.write((inert(text) if sys.stdout.isatty() else text) + "\n")
+        sys.stdout.flush()

@@ -15,6 +15,7 @@ from typing import IO, Any
 import orjson
 
 from vtcode.events.codec import encode_raw_line
+from vtcode.events.enums import ToolOutcome
 from vtcode.events.types import (
     AgentMessageItem,
     ErrorItem,
@@ -67,6 +68,17 @@ def _json_text(value: object) -> str:
     return orjson.dumps(value, default=str).decode()
 
 
+def _says_cancelled(output: str) -> bool:
+    """Whether a tool's JSON output reports the call cancelled (exec_command's `cancelled`)."""
+    if not output.startswith("{"):
+        return False
+    try:
+        doc = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and doc.get("cancelled") is True
+
+
 def _clip(text: str, n: int = 160) -> str:
     one = " ".join(text.split())
     return one if len(one) <= n else one[: n - 1] + "…"
@@ -78,6 +90,8 @@ class HumanProgressSink:
     def __init__(self, stream: IO[str] | None = None, *, color: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.color = color
+        # A completed tool_invocation waiting for its tool_output (item id, item).
+        self._pending: tuple[str, ToolInvocationItem] | None = None
 
     def _line(self, tag: str, text: str) -> None:
         text = inert(text)  # model- or repository-controlled: no escape sequences reach stderr
@@ -87,6 +101,36 @@ class HumanProgressSink:
         self.stream.flush()
 
     def handle(self, event: ThreadEvent) -> None:
+        if isinstance(event, ItemCompletedEvent):
+            d = event.item.details
+            if isinstance(d, ToolInvocationItem):
+                # Rendered once its output arrives: only the output says a command was cancelled.
+                self._flush()
+                self._pending = (event.item.id, d)
+                return
+            if isinstance(d, ToolOutputItem) and self._pending and self._pending[0] == d.call_id:
+                self._tool_done(self._pending[1], cancelled=_says_cancelled(d.output))
+                self._pending = None
+                if d.exit_code is not None:
+                    self._line("[COMMAND]", f"exit {d.exit_code}: {_clip(d.output, 100)}")
+                return
+        self._flush()
+        self._render(event)
+
+    def _flush(self) -> None:
+        if self._pending is not None:
+            self._tool_done(self._pending[1], cancelled=False)
+            self._pending = None
+
+    def _tool_done(self, d: ToolInvocationItem, *, cancelled: bool) -> None:
+        args = "" if d.arguments is None else _clip(_json_text(d.arguments), 120)
+        if cancelled or d.outcome is ToolOutcome.CANCELLED:
+            outcome = ToolOutcome.CANCELLED.value
+        else:
+            outcome = d.outcome.value if d.outcome else d.status.value
+        self._line("[TOOL DONE]", f"{d.tool_name} {outcome} {args}".rstrip())
+
+    def _render(self, event: ThreadEvent) -> None:
         if isinstance(event, ItemStartedEvent):
             d: Any = event.item.details
             if isinstance(d, ToolInvocationItem | McpToolCallItem):
@@ -96,10 +140,6 @@ class HumanProgressSink:
             if isinstance(d, McpToolCallItem):
                 status = d.status.value if d.status else "completed"
                 self._line("[TOOL DONE]", f"{d.tool_name} {status} {_clip(d.result or '', 100)}")
-            elif isinstance(d, ToolInvocationItem):
-                args = "" if d.arguments is None else _clip(_json_text(d.arguments), 120)
-                outcome = d.outcome.value if d.outcome else d.status.value
-                self._line("[TOOL DONE]", f"{d.tool_name} {outcome} {args}".rstrip())
             elif isinstance(d, ToolOutputItem) and d.exit_code is not None:
                 self._line("[COMMAND]", f"exit {d.exit_code}: {_clip(d.output, 100)}")
             elif isinstance(d, ErrorItem):
@@ -132,4 +172,37 @@ class HumanProgressSink:
             )
 
     def finish(self) -> None:
+        self._flush()
         self.stream.flush()
+
+
+class FinalAnswerSink:
+    """Keeps what a run answered, for text mode's stdout and `-o/--output-last-message`.
+
+    `answer` is `thread.completed.result`: the model's final answer, present only when the run
+    succeeded (text mode prints it, like `codex exec` and `claude -p`). `last_message` is the text
+    of the last `agent_message` item the model completed, whatever the outcome: what `-o` writes
+    (codex's `last_agent_message`). Harness outcomes are `error` items and `turn.failed`
+    messages, never agent messages, so neither value can hold harness text. The events arrive
+    redacted (the gate redacts before any exporter), so neither can hold a credential.
+    """
+
+    def __init__(self) -> None:
+        self.answer: str | None = None
+        self.last_message: str | None = None
+
+    def handle(self, event: ThreadEvent) -> None:
+        if isinstance(event, ItemCompletedEvent):
+            d = event.item.details
+            if isinstance(d, AgentMessageItem) and d.text.strip():
+                self.last_message = d.text
+        elif isinstance(event, ThreadCompletedEvent):
+            self.answer = event.result
+
+    def finish(self) -> None:
+        """Nothing to flush: the CLI reads the values once the run has closed."""
+
+    @property
+    def final_text(self) -> str | None:
+        """What `-o` writes: the answer of a successful run, else the model's last message."""
+        return self.answer if self.answer else self.last_message

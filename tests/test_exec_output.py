@@ -1,0 +1,158 @@
+"""What `vtcode exec` prints without `--json`, and `-o`, as codex exec / `claude -p` users expect.
+
+Text mode: stdout is the final answer (`thread.completed.result`) and one newline, on success
+only; progress is on stderr. `-o/--output-last-message` (old name `--last-message-file`) holds
+the model's last message, never harness text; when the model said nothing it is written empty
+with a warning, as `codex exec -o` does. Progress renders tool arguments as JSON and a cancelled
+command as `cancelled`. A new `.vtcode/` carries a `.gitignore` of `*`.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.exec_support import SCRIPTS, SESSION, spawn_vtcode, vtcode, wait_for_path
+
+ANSWER = "Hello from vtcode: nothing in the workspace needed changing."
+
+
+def _exec(tmp: Path, script: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return vtcode(
+        [
+            "exec",
+            "--session-id",
+            SESSION,
+            "--script",
+            str(SCRIPTS / f"{script}.toml"),
+            *extra,
+            "go",
+        ],
+        tmp,
+    )
+
+
+def test_text_mode_stdout_is_exactly_the_answer(tmp_path: Path) -> None:
+    proc = _exec(tmp_path, "scenario-success")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ANSWER + "\n"
+    # the progress (which repeats the answer as [MESSAGE]/[SUMMARY]) stays on stderr
+    assert "[OUTCOME] success" in proc.stderr
+
+
+def test_quiet_silences_progress_not_the_answer(tmp_path: Path) -> None:
+    proc = _exec(tmp_path, "scenario-success", "-q")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, ANSWER + "\n", "")
+
+
+def test_json_mode_stdout_has_no_answer_line(tmp_path: Path) -> None:
+    proc = _exec(tmp_path, "scenario-success", "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(json.loads(line)["type"] for line in lines)
+    assert json.loads(lines[-1])["result"] == ANSWER
+
+
+@pytest.mark.parametrize(
+    ("script", "extra", "rc"),
+    [
+        ("scenario-max-turns", ["--max-turns", "2"], 3),
+        ("scenario-provider-fatal", [], 1),
+        ("scenario-script-exhausted", [], 1),
+    ],
+)
+def test_a_failed_run_prints_nothing_on_stdout(
+    tmp_path: Path, script: str, extra: list[str], rc: int
+) -> None:
+    proc = _exec(tmp_path, script, *extra)
+    assert proc.returncode == rc, proc.stderr
+    assert proc.stdout == ""
+    assert "[OUTCOME]" in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["-o", "--output-last-message", "--last-message-file"])
+def test_output_last_message_names(tmp_path: Path, flag: str) -> None:
+    out = tmp_path / "last.txt"
+    proc = _exec(tmp_path, "scenario-success", "-q", flag, str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == ANSWER
+    assert proc.stdout == ANSWER + "\n"
+
+
+def test_output_last_message_to_stdout_is_not_printed_twice(tmp_path: Path) -> None:
+    proc = _exec(tmp_path, "scenario-success", "-q", "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ANSWER
+
+
+def test_o_holds_the_models_last_message_when_the_run_fails(tmp_path: Path) -> None:
+    """The provider fails after the model said "Starting.": -o has that, not the error text."""
+    out = tmp_path / "last.txt"
+    proc = _exec(tmp_path, "scenario-provider-fatal", "-q", "-o", str(out))
+    assert proc.returncode == 1
+    assert out.read_text() == "Starting."
+    assert "401" not in out.read_text()
+
+
+def test_o_is_written_empty_with_a_warning_when_the_model_said_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "last.txt"
+    out.write_text("stale content of an earlier run")
+    proc = _exec(tmp_path, "scenario-max-turns", "--max-turns", "2", "-q", "-o", str(out))
+    assert proc.returncode == 3
+    assert out.read_text() == ""
+    assert "the model sent no message; wrote an empty" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_progress_renders_arguments_as_json(tmp_path: Path) -> None:
+    proc = _exec(tmp_path, "scenario-tool-loop")
+    assert proc.returncode == 0, proc.stderr
+    done = [line for line in proc.stderr.splitlines() if line.startswith("[TOOL DONE]")]
+    assert done, proc.stderr
+    name, outcome, args = done[0].removeprefix("[TOOL DONE] ").split(" ", 2)
+    assert (name, outcome) == ("write_file", "success")
+    assert json.loads(args)["path"] == "hello.sh"  # JSON, not {'path': ...}
+
+
+def test_a_cancelled_command_is_shown_cancelled(tmp_path: Path) -> None:
+    proc = spawn_vtcode(
+        ["exec", "--session-id", SESSION, "--script", str(SCRIPTS / "scenario-cancel.toml"), "go"],
+        tmp_path,
+    )
+    wait_for_path(tmp_path / "started.flag", proc, "the command")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert out == ""
+    done = [line for line in err.splitlines() if line.startswith("[TOOL DONE]")]
+    assert len(done) == 1, err
+    assert done[0].startswith("[TOOL DONE] exec_command cancelled {"), err
+    assert json.loads(done[0].split(" ", 4)[4])["command"].startswith("echo sleeping")
+    assert "success" not in done[0]
+
+
+def test_a_new_vtcode_folder_is_ignored_by_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    proc = _exec(tmp_path, "scenario-success", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / ".vtcode" / ".gitignore").read_text().splitlines()[-1] == "*"
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ".vtcode" not in status.stdout
+
+
+def test_an_existing_vtcode_folder_is_left_alone(tmp_path: Path) -> None:
+    """Only a folder vtcode creates gets the file: a user's own `.vtcode/` is theirs."""
+    (tmp_path / ".vtcode").mkdir()
+    proc = _exec(tmp_path, "scenario-success", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / ".vtcode" / ".gitignore").exists()
