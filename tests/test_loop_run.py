@@ -87,7 +87,7 @@ def test_steps_resume_across_invocations(tmp_path: Path, snapshot_json: Snapshot
     data = orjson.loads(r.stdout)
     assert (r.returncode, data["running_now"], data["budget_status"]) == (0, False, "ok")
     r = vt(tmp_path, "loop", "list", "--json")
-    assert [d["loop_id"] for d in orjson.loads(r.stdout)] == ["L"]
+    assert [d["loop_id"] for d in orjson.loads(r.stdout)["loops"]] == ["L"]
 
 
 def test_second_step_orients_from_the_first(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def test_cli_add_list_and_stdin(tmp_path: Path, run_vtcode: RunVtcode) -> None:
     assert rc == 0
     rc, out, _ = run_vtcode(["notes", "list", "--json"], cwd=tmp_path)
     assert rc == 0
-    assert [e["text"] for e in orjson.loads(out)] == ["remember the milk", "from stdin"]
+    assert [e["text"] for e in orjson.loads(out)["notes"]] == ["remember the milk", "from stdin"]
     rc, out, _ = run_vtcode(["notes", "list"], cwd=tmp_path)
     assert [LINE.match(ln).group(1) for ln in out.splitlines()] == [  # type: ignore[union-attr]
         "remember the milk",

@@ -113,7 +113,7 @@ def test_worktree_child_edits_stay_there_until_merged(repo: Path) -> None:
     assert (repo / "greeting.txt").read_text() == "hello\n"  # main tree untouched
     child = info["session_id"]
     assert (wt / ".vtcode/sessions" / child / "events.jsonl").exists()
-    listed = orjson.loads(vt(repo, "worktree", "list", "--json").stdout)
+    listed = orjson.loads(vt(repo, "worktree", "list", "--json").stdout)["worktrees"]
     assert [(w["name"], w["changed"]) for w in listed] == [(wt.name, ["greeting.txt"])]
 
     r = vt(repo, "worktree", "merge", wt.name, "--json")
@@ -128,7 +128,7 @@ def test_worktree_child_edits_stay_there_until_merged(repo: Path) -> None:
     assert ".vtcode" not in git(repo, "show", "--name-only", "--format=", "HEAD^2")
     # The child's session survived the worktree, in the main store.
     assert events(repo, child)[-1]["subtype"] == "success"
-    assert orjson.loads(vt(repo, "worktree", "list", "--json").stdout) == []
+    assert orjson.loads(vt(repo, "worktree", "list", "--json").stdout) == {"worktrees": []}
 
 
 def test_conflicting_merge_is_refused_and_changes_nothing(repo: Path) -> None:
@@ -144,9 +144,9 @@ def test_conflicting_merge_is_refused_and_changes_nothing(repo: Path) -> None:
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""
     assert (repo / "greeting.txt").read_text() == "hello from main\n"
-    assert [w["name"] for w in orjson.loads(vt(repo, "worktree", "list", "--json").stdout)] == [
-        name
-    ]
+    assert [
+        w["name"] for w in orjson.loads(vt(repo, "worktree", "list", "--json").stdout)["worktrees"]
+    ] == [name]
     r = vt(repo, "worktree", "drop", name, "--json")
     assert r.returncode == 0 and orjson.loads(r.stdout)["removed"] is True
     assert "vtcode/" not in git(repo, "branch", "--list")

@@ -24,7 +24,7 @@ def agent() -> None:
 
 
 @agent.command("list")
-@click.option("--json", "as_json", is_flag=True, help="The subagent specs as JSON.")
+@click.option("--json", "as_json", is_flag=True, help='The specs, as {"subagents": [...]}.')
 @click.pass_obj
 def list_(app: AppContext, as_json: bool) -> int:
     """List the configured subagents."""
@@ -34,7 +34,7 @@ def list_(app: AppContext, as_json: bool) -> int:
     if as_json:
         from vtcode.cli.output import emit_json
 
-        emit_json({name: encode(spec) for name, spec in sorted(specs.items())})
+        emit_json({"subagents": [{"name": n, **encode(spec)} for n, spec in sorted(specs.items())]})
         return 0
     if not specs and not app.quiet:
         click.echo("no subagents configured ([agent.subagents.NAME] in vtcode.toml)", err=True)

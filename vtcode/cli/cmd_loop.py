@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
 from vtcode.cli.context import AppContext
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
+
+if TYPE_CHECKING:
+    from vtcode.orient.models import LoopRunState
 
 RUN_EPILOG = """Exit codes: 0 steps ran (or the loop is already complete), 1/3/130 the exit
 code of a failed step, 2 usage or config error, 4 the loop budget (steps, tokens, cost)
@@ -117,12 +120,31 @@ def run(
     return int(report.exit_code)
 
 
-def _state_json(state: Any, running: bool) -> dict[str, Any]:
+def _activity(state: LoopRunState, running: bool) -> str:
+    """What a loop is doing now, for people: the stored `status` is the contract's LoopStatus,
+    where `running` means "resumable", not that a process runs it. Only the loop's lock says
+    that (a flock, released by the kernel when its holder dies). So a resumable loop nobody runs
+    is `idle`, or `interrupted` when its last step was started and never recorded as ended
+    (the process died; the next `loop run` records it and starts a new step)."""
+    from vtcode.orient.models import LoopStatus, LoopStepStatus
+
+    if running:
+        return "running"
+    if state.status is not LoopStatus.RUNNING:
+        return state.status.value
+    last = state.steps[-1] if state.steps else None
+    if last is not None and last.status is LoopStepStatus.STARTED:
+        return "interrupted"
+    return "idle"
+
+
+def _state_json(state: LoopRunState, running: bool) -> dict[str, Any]:
     from vtcode.jsontypes import encode
     from vtcode.orient.loop_state import check_budget
 
     out: dict[str, Any] = encode(state)
     out["running_now"] = running
+    out["activity"] = _activity(state, running)
     out["budget_status"] = check_budget(state).value
     return out
 
@@ -137,7 +159,10 @@ def _running(app: AppContext, loop_id: str) -> bool:
 @loop.command("status")
 @click.argument("loop_id", required=False, metavar="[ID]")
 @click.option(
-    "--json", "as_json", is_flag=True, help="The state file plus running_now, budget_status."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="The state file plus running_now, activity and budget_status.",
 )
 @click.pass_obj
 def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
@@ -161,9 +186,11 @@ def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
         emit_json(_state_json(state, running))
         return 0
     u, b = state.cumulative_tokens, state.budget
+    activity = _activity(state, running)
+    stored = "" if activity == state.status.value else f" (resumable: stored status {state.status})"
     lines = [
-        f"loop:       {state.loop_id}{'  (running now)' if running else ''}",
-        f"status:     {state.status.value}",
+        f"loop:       {state.loop_id}",
+        f"status:     {activity}{stored}",
         f"step:       {state.step_index} of max {b.max_steps}",
         f"tokens:     {u.input_tokens + u.output_tokens} of max {b.max_total_tokens}"
         f" (in {u.input_tokens}, out {u.output_tokens})",
@@ -187,7 +214,7 @@ def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
 
 
 @loop.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Every loop's state as a JSON array.")
+@click.option("--json", "as_json", is_flag=True, help='Every loop\'s state, as {"loops": [...]}.')
 @click.pass_obj
 def list_(app: AppContext, as_json: bool) -> int:
     """List the loops of this workspace, most recently updated first."""
@@ -198,15 +225,14 @@ def list_(app: AppContext, as_json: bool) -> int:
     if as_json:
         from vtcode.cli.output import emit_json
 
-        emit_json([_state_json(s, _running(app, s.loop_id)) for s in states])
+        emit_json({"loops": [_state_json(s, _running(app, s.loop_id)) for s in states]})
         return 0
     if not states and not app.quiet:
         click.echo("no loops yet", err=True)
     for s in states:
-        flag = " running" if _running(app, s.loop_id) else ""
+        activity = _activity(s, _running(app, s.loop_id))
         click.echo(
-            f"{inert_line(s.loop_id)}\t{s.status.value}{flag}\tstep {s.step_index}\t"
-            f"{inert_line(s.updated_at)}"
+            f"{inert_line(s.loop_id)}\t{activity}\tstep {s.step_index}\t{inert_line(s.updated_at)}"
         )
     return 0
 

@@ -35,7 +35,7 @@ def _group(name: str, kind_name: str, what: str) -> click.Group:
         return 0
 
     @group.command("list")
-    @click.option("--json", "as_json", is_flag=True, help="Entries as a JSON array.")
+    @click.option("--json", "as_json", is_flag=True, help=f'Entries, as {{"{name}": [...]}}.')
     @click.pass_obj
     def list_(app: AppContext, as_json: bool) -> int:
         """Print every entry, oldest first."""
@@ -46,7 +46,7 @@ def _group(name: str, kind_name: str, what: str) -> click.Group:
         if as_json:
             from vtcode.cli.output import emit_json
 
-            emit_json([{"timestamp": e.timestamp, "text": e.text} for e in entries])
+            emit_json({name: [{"timestamp": e.timestamp, "text": e.text} for e in entries]})
         else:
             for e in entries:
                 click.echo(f"- [{e.timestamp}] {inert(e.text)}")

@@ -14,7 +14,7 @@ def worktree() -> None:
 
 
 @worktree.command("list")
-@click.option("--json", "as_json", is_flag=True, help="The worktrees as a JSON array.")
+@click.option("--json", "as_json", is_flag=True, help='The worktrees, as {"worktrees": [...]}.')
 @click.pass_obj
 def list_(app: AppContext, as_json: bool) -> int:
     """List the worktrees with their branch, uncommitted files and commits ahead."""
@@ -24,7 +24,7 @@ def list_(app: AppContext, as_json: bool) -> int:
     if as_json:
         from vtcode.cli.output import emit_json
 
-        emit_json([w.to_json() for w in wts])
+        emit_json({"worktrees": [w.to_json() for w in wts]})
         return 0
     if not wts and not app.quiet:
         click.echo("no subagent worktrees", err=True)
