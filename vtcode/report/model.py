@@ -13,9 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from vtcode.clock import parse_rfc3339
 from vtcode.events.codec import encode_event
 from vtcode.events.types import (
     ContextResetEvent,
+    FileChangeItem,
     ItemCompletedEvent,
     ItemStartedEvent,
     ItemUpdatedEvent,
@@ -32,6 +34,7 @@ from vtcode.events.types import (
     UnknownEvent,
     Usage,
 )
+from vtcode.store.artifacts import DiffRecord, RunRecord, read_diffs, read_runs
 from vtcode.store.reader import SessionSummary, read_session_events, summarize
 
 # Output tokens cost about five times input tokens at most list prices (and in the shipped replay
@@ -54,6 +57,7 @@ class Entry:
     state: str = ""
     output: ThreadItem | None = None
     event: dict[str, Any] | None = None
+    diffs: dict[str, DiffRecord] = dataclasses.field(default_factory=dict)  # file_change: by path
 
 
 @dataclasses.dataclass
@@ -76,6 +80,45 @@ class Segment:
 
     turn: TurnView | None
     entries: list[Entry] = dataclasses.field(default_factory=list)
+    run: int = 1
+
+
+@dataclasses.dataclass
+class RunView:
+    """One run of the session: the first `vtcode exec`, then each `exec resume` (each opens with
+    `thread.started` and closes with its own `thread.completed`, whose usage, cost and turn
+    count are that run's only)."""
+
+    number: int
+    first_seq: int | None
+    started: str | None
+    ended: str | None = None
+    turns: list[TurnView] = dataclasses.field(default_factory=list)
+    completion: ThreadCompletedEvent | None = None
+    record: RunRecord | None = None  # prompt, provider and model (vtcode.store.artifacts)
+
+    @property
+    def usage(self) -> Usage:
+        """The run's `thread.completed` usage, else the sum of its turns seen so far."""
+        if self.completion is not None:
+            return self.completion.usage
+        total = Usage()
+        for t in self.turns:
+            if t.usage is not None:
+                total = total.add(t.usage)
+        return total
+
+    @property
+    def num_turns(self) -> int:
+        return self.completion.num_turns if self.completion is not None else len(self.turns)
+
+    @property
+    def cost(self) -> float | None:
+        return self.completion.total_cost_usd if self.completion is not None else None
+
+    @property
+    def duration_s(self) -> float | None:
+        return seconds_between(self.started, self.ended)
 
 
 @dataclasses.dataclass
@@ -83,6 +126,7 @@ class SessionReport:
     summary: SessionSummary
     thread_id: str | None = None
     segments: list[Segment] = dataclasses.field(default_factory=list)
+    runs: list[RunView] = dataclasses.field(default_factory=list)
     completion: ThreadCompletedEvent | None = None
     first_seq: int | None = None
     last_seq: int | None = None
@@ -102,14 +146,22 @@ class SessionReport:
 
     @property
     def usage(self) -> Usage:
-        """The thread's usage: `thread.completed`'s, else the sum of the turns seen so far."""
-        if self.completion is not None:
-            return self.completion.usage
+        """The whole session's usage: the sum of its runs' (each run's `thread.completed` counts
+        that run only)."""
         total = Usage()
-        for t in self.turns:
-            if t.usage is not None:
-                total = total.add(t.usage)
+        for run in self.runs:
+            total = total.add(run.usage)
         return total
+
+    @property
+    def num_turns(self) -> int:
+        return sum(run.num_turns for run in self.runs)
+
+    @property
+    def cost(self) -> float | None:
+        """The sum of the priced runs' costs; None when no run was priced."""
+        known = [run.cost for run in self.runs if run.cost is not None]
+        return sum(known) if known else None
 
     @property
     def duration_s(self) -> float | None:
@@ -124,9 +176,15 @@ class SessionReport:
         return str(errors[-1].event.get("message")) if errors and errors[-1].event else None
 
     def cumulative_cost(self) -> list[float | None]:
-        """Cumulative cost after each turn (see `apportion_cost`); all None when unpriced."""
-        total = self.completion.total_cost_usd if self.completion else None
-        return apportion_cost([t.usage for t in self.turns], total)
+        """Cumulative cost after each turn across runs (each run's total split over its own
+        turns by `apportion_cost`, added to the runs before it); all None when unpriced."""
+        out: list[float | None] = []
+        before = 0.0
+        for run in self.runs:
+            split = apportion_cost([t.usage for t in run.turns], run.cost)
+            out.extend(None if c is None else before + c for c in split)
+            before += run.cost or 0.0
+        return out
 
 
 def seconds_between(start: str | None, end: str | None) -> float | None:
@@ -172,9 +230,32 @@ def item_state(item: ThreadItem, completed: bool) -> str:
     return "completed" if completed else "in_progress"
 
 
+class _DiffMatcher:
+    """Pairs each change of a `file_change` item with the diff its tool recorded at write time:
+    same path, written between the tool call's start and the item (never by position, so a
+    record whose item a crash lost is never shown against another change)."""
+
+    def __init__(self, records: list[DiffRecord]) -> None:
+        self.records = [(parse_rfc3339(r.ts), r) for r in records]
+        self.used: set[int] = set()
+
+    def take(self, path: str, since: str | None, until: str | None) -> DiffRecord | None:
+        lo, hi = (parse_rfc3339(t) if t else None for t in (since, until))
+        for i, (at, record) in enumerate(self.records):
+            if i in self.used or record.path != path or at is None:
+                continue
+            if (lo is None or at >= lo) and (hi is None or at <= hi):
+                self.used.add(i)
+                return record
+        return None
+
+
 def build_report(workspace: Path, session_id: str) -> SessionReport:
-    """Read the session's log once and gather everything the page shows."""
+    """Read the session's log once (and its artifacts) and gather everything the page shows."""
     report = SessionReport(summary=summarize(workspace, session_id))
+    records = {r.first_seq: r for r in read_runs(workspace, session_id)}
+    diffs = _DiffMatcher(read_diffs(workspace, session_id))
+    call_ts: str | None = None  # when the latest tool call started (a diff's earliest time)
     segment = Segment(turn=None)
     entries_by_item: dict[str, Entry] = {}
     calls: dict[str, Entry] = {}  # tool_invocation item id -> its entry
@@ -183,7 +264,12 @@ def build_report(workspace: Path, session_id: str) -> SessionReport:
         nonlocal segment
         if segment.turn is not None or segment.entries:
             report.segments.append(segment)
-        segment = Segment(turn=None)
+        segment = Segment(turn=None, run=len(report.runs) or 1)
+
+    def current_run(ts: str | None) -> RunView:
+        if not report.runs:  # the log's start was evicted: a run without its thread.started
+            report.runs.append(RunView(number=1, first_seq=None, started=ts))
+        return report.runs[-1]
 
     for env in read_session_events(workspace, session_id):
         ev = env.event
@@ -193,9 +279,24 @@ def build_report(workspace: Path, session_id: str) -> SessionReport:
         report.last_ts = env.ts or report.last_ts
         if isinstance(ev, ThreadStartedEvent):
             report.thread_id = ev.thread_id
-        elif isinstance(ev, TurnStartedEvent):
             close_segment()
-            segment = Segment(turn=TurnView(number=len(report.turns) + 1, started=env.ts))
+            report.runs.append(
+                RunView(
+                    number=len(report.runs) + 1,
+                    first_seq=env.seq,
+                    started=env.ts,
+                    record=records.get(env.seq) if env.seq is not None else None,
+                )
+            )
+            segment.run = len(report.runs)
+            continue
+        run = current_run(env.ts)
+        run.ended = env.ts or run.ended
+        if isinstance(ev, TurnStartedEvent):
+            close_segment()
+            turn = TurnView(number=len(report.turns) + 1, started=env.ts)
+            run.turns.append(turn)
+            segment = Segment(turn=turn, run=run.number)
         elif isinstance(ev, TurnCompletedEvent | TurnFailedEvent):
             if segment.turn is not None:
                 t = segment.turn
@@ -220,8 +321,14 @@ def build_report(workspace: Path, session_id: str) -> SessionReport:
                 segment.entries.append(entry)
                 if isinstance(d, ToolInvocationItem):
                     calls[ev.item.id] = entry
+                    call_ts = env.ts
             entry.item = ev.item
             entry.state = item_state(ev.item, done)
+            if isinstance(d, FileChangeItem) and done:
+                for change in d.changes:
+                    found = diffs.take(change.path, call_ts, env.ts)
+                    if found is not None:
+                        entry.diffs[change.path] = found
         elif isinstance(ev, ThreadCompactBoundaryEvent):
             segment.entries.append(Entry("compaction", env.seq, env.ts, event=encode_event(ev)))
         elif isinstance(ev, ContextResetEvent):
@@ -229,7 +336,7 @@ def build_report(workspace: Path, session_id: str) -> SessionReport:
         elif isinstance(ev, ThreadErrorEvent):
             segment.entries.append(Entry("error", env.seq, env.ts, event=encode_event(ev)))
         elif isinstance(ev, ThreadCompletedEvent):
-            report.completion = ev
+            report.completion = run.completion = ev
         elif isinstance(ev, UnknownEvent):
             report.unknown_events += 1
     close_segment()
