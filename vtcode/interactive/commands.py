@@ -1,7 +1,9 @@
 """Slash commands of `vtcode chat`: one table (name, argument, help), one parser.
 
-A line that starts with `/` is a command, anything else is a message to the model; `//text`
-sends the message `/text`. Unknown commands and bad arguments never reach the model.
+A line that starts with `/` is a command, one that starts with `!` a shell command the user runs
+directly (`vtcode.interactive.shell`), anything else is a message to the model; `//text` sends the
+message `/text` and `!!text` the message `!text`. Unknown commands and bad arguments never reach
+the model.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ _BY_NAME = {s.name: s for s in COMMANDS}
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """`name` None: `arg` is a message for the model."""
+    """`name` None: `arg` is a message for the model; `name` "shell": `arg` is a `!` command."""
 
     name: str | None
     arg: str = ""
@@ -49,6 +51,12 @@ class ParseError(ValueError):
 
 def parse_line(line: str) -> Command:
     text = line.strip()
+    if text.startswith("!!"):
+        return Command(None, text[1:])
+    if text.startswith("!"):
+        if not text[1:].strip():
+            raise ParseError("! needs a command: !ls runs `ls` in the workspace")
+        return Command("shell", text[1:].strip())
     if not text.startswith("/"):
         return Command(None, text)
     if text.startswith("//"):
@@ -71,5 +79,6 @@ def parse_line(line: str) -> Command:
 def help_text() -> str:
     width = max(len(f"/{s.name} {s.arg}") for s in COMMANDS)
     rows = [f"  {f'/{s.name} {s.arg}'.ljust(width)}  {s.help}" for s in COMMANDS]
+    shell = f"  {'!CMD'.ljust(width)}  run CMD in the workspace (the model's policy and sandbox)"
     keys = "  Ctrl-C cancels the running turn; Ctrl-C twice at the prompt leaves (exit)."
-    return "\n".join(["Commands:", *rows, keys])
+    return "\n".join(["Commands:", *rows, shell, keys])

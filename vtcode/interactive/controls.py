@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.loop.exec_run import RunParts
-from vtcode.loop.runner import LoopHooks, Runner
+from vtcode.loop.parts import LoopHooks
+from vtcode.loop.runner import Runner
 from vtcode.providers.messages import Message
 
 __all__ = ["Controls"]
@@ -94,6 +95,14 @@ class Controls:
 
     def command_ids(self) -> set[str]:
         return {s.session_id for s in self._exec_sessions()}
+
+    def stop_command(self, session_id: str) -> bool:
+        """Stop one running command (a `!CMD` the user interrupted); False when not running."""
+        for s in self._exec_sessions():
+            if str(s.session_id) == session_id and not s.is_exited:
+                s.terminate()
+                return True
+        return False
 
     def stop_commands_since(self, before: set[str]) -> list[str]:
         """Ctrl-C: stop the commands the cancelled turn started that still run (like a shell's

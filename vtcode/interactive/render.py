@@ -13,6 +13,7 @@ import orjson
 
 from vtcode.events.types import (
     AgentMessageItem,
+    CommandExecutionItem,
     ContextResetEvent,
     ErrorItem,
     FileChangeItem,
@@ -120,6 +121,11 @@ class ChatRenderer:
                 status = getattr(d, "outcome", None) or d.status
                 args = "" if d.arguments is None else clip(_json(d.arguments), 120)
                 self._tag("[tool done]", f"{d.tool_name} {getattr(status, 'value', status)} {args}")
+        elif isinstance(d, CommandExecutionItem):  # a `!CMD` the user ran
+            if isinstance(event, ItemStartedEvent):
+                self._tag("[shell]", f"$ {d.command}")
+            elif done:
+                self._command_output(d)
         elif isinstance(d, ToolOutputItem) and done:
             prefix = f"exit {d.exit_code}: " if d.exit_code is not None else ""
             self._tag("[output]", prefix + clip(d.output, 100))
@@ -131,6 +137,14 @@ class ChatRenderer:
             self._tag("[harness]", f"{d.event.value} {d.message or d.path or ''}")
         elif isinstance(d, PlanItem) and done:
             self._tag("[plan]", "proposed (a plan item)")
+
+    def _command_output(self, d: CommandExecutionItem) -> None:
+        """The whole output of the user's own command (made inert), then its exit status."""
+        text = inert(d.aggregated_output).rstrip("\n")
+        if text:
+            self.t.line(text)
+        code = "no exit code" if d.exit_code is None else f"exit {d.exit_code}"
+        self._tag("[shell done]", f"{d.status.value}, {code}")
 
     def finish(self) -> None:
         self.t.newline()

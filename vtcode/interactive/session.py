@@ -16,10 +16,12 @@ from vtcode.interactive.controls import Controls
 from vtcode.interactive.outcomes import leave_outcome
 from vtcode.interactive.permission import PermissionPrompt
 from vtcode.interactive.plan import PlanFlow
+from vtcode.interactive.shell import run_user_command
 from vtcode.interactive.terminal import Key, Terminal
 from vtcode.loop.exec_run import Interaction, RunParts
 from vtcode.loop.outcomes import OutcomeKind
-from vtcode.loop.runner import Runner, UserAction
+from vtcode.loop.parts import UserAction
+from vtcode.loop.runner import Runner
 from vtcode.providers.messages import Message
 
 __all__ = ["ChatSession"]
@@ -111,7 +113,9 @@ class ChatSession(Interaction):
             if self.plan.armed:
                 return self.plan.start(arg)
             return UserAction(message=Message(role="user", content=arg))
-        if name == "help":
+        if name == "shell":
+            run_user_command(arg, runner, self.controls)
+        elif name == "help":
             self.t.line(help_text())
         elif name == "exit":
             return self._leave(OutcomeKind.COMPLETED, runner)
