@@ -468,7 +468,8 @@ def test_manual_compact_rewrites_the_transcript_and_appends_a_boundary(tmp_path:
         _hook_toml("pre_compact", [sys.executable, "hook.py", "seen.json"])
     )
     trust = {"VTCODE_TRUST_WORKSPACE": "1"}
-    rc, _, err = run(tmp_path, "scenario-tool-loop", "go", env=trust)
+    # a history long enough that compacting it makes it smaller (a short one is left alone)
+    rc, _, err = run(tmp_path, "scenario-tool-loop", "go " + "with context " * 3000, env=trust)
     assert rc == 0, err
     before = canonical_lines(tmp_path)
     proc = vtcode(["compact", "--json", SESSION], tmp_path, trust)

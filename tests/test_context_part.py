@@ -430,7 +430,8 @@ def test_resume_after_manual_compaction_keeps_the_summary(tmp_path: Path) -> Non
 
     cfg = VtcodeConfig()
     first = tmp_path / "one.toml"
-    first.write_text('[[turn]]\ntext = "first answer"\n')
+    # long enough that compacting it makes it smaller (a short history is left alone)
+    first.write_text('[[turn]]\ntext = "' + "first answer " * 3000 + '"\n')
     r = run_exec(
         ExecRequest(
             workspace=tmp_path,
@@ -442,7 +443,8 @@ def test_resume_after_manual_compaction_keeps_the_summary(tmp_path: Path) -> Non
         )
     )
     assert r.run is not None and r.run.outcome.kind.is_success
-    compact_session(tmp_path, SID, cfg, env={"VTCODE_HOME": str(tmp_path / ".home")})
+    done = compact_session(tmp_path, SID, cfg, env={"VTCODE_HOME": str(tmp_path / ".home")})
+    assert done.compacted, done.reason
     seen: list[ModelRequest] = []
 
     class Spy(LoopHooks):

@@ -7,8 +7,10 @@ import rich_click as click
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 
-EPILOG = """Exit codes: 0 compacted, 2 unknown session or unreadable transcript (nothing changed),
-75 the session is being written by a running vtcode (try again later)."""
+EPILOG = """Exit codes: 0 compacted, or nothing to compact (the compacted history would not be
+smaller: the session is left as it is, stderr says so, --json has "compacted": false),
+2 unknown session or unreadable transcript (nothing changed), 75 the session is being written
+by a running vtcode (try again later)."""
 
 
 @click.command("compact", epilog=EPILOG)
@@ -31,6 +33,9 @@ def compact(app: AppContext, session_id: str, as_json: bool) -> int:
         print_warning(w, color=app.color)
     if as_json:
         emit_json(result.to_json())
+    elif not result.compacted:
+        if not app.quiet:
+            click.echo(f"{result.session_id}: {result.reason}", err=True)
     elif not app.quiet:
         click.echo(
             f"compacted {result.session_id}: {result.original_message_count} -> "

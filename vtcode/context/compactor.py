@@ -42,12 +42,14 @@ from vtcode.providers.messages import Message
 from vtcode.steering.models import QueuedFollowUpIntent
 
 __all__ = [
+    "CompactionWouldNotShrink",
     "PreparedCompaction",
     "boundary_event",
     "compaction_budget",
     "finish_compaction",
     "pre_compact_payload",
     "prepare_compaction",
+    "would_not_shrink",
 ]
 
 # vtcode builds every compacted history itself, so upstream's `mode` (who compacted) is always
@@ -70,6 +72,42 @@ def compaction_budget(
         target = min(target, (thresholds.soft - fixed_tokens) // 2)
     return CompactionBudget.within(
         max(target, MIN_COMPACTED_TOKENS), retained_user_messages=retained
+    )
+
+
+class CompactionWouldNotShrink(Exception):
+    """The compacted history would not be smaller than the history: nothing was written.
+
+    A short history is mostly the verbatim tail already; adding the summary and the memory
+    envelope to it makes it longer (13 messages became 15), which costs tokens, archives a copy
+    and records a boundary for nothing. Smaller means fewer estimated tokens, the measure every
+    threshold uses (a history can shrink in tokens while gaining a message, when a large tool
+    output is replaced by a spooled preview)."""
+
+    def __init__(self, original: tuple[int, int], compacted: tuple[int, int]) -> None:
+        self.original_count, self.original_tokens = original
+        self.compacted_count, self.compacted_tokens = compacted
+        super().__init__(
+            f"nothing to compact: the compacted history would be {self.compacted_count} "
+            f"messages (about {self.compacted_tokens} tokens) for {self.original_count} "
+            f"(about {self.original_tokens} tokens); the history is left as it is"
+        )
+
+
+def would_not_shrink(
+    history: list[Message], *, summary: str, budget: CompactionBudget, estimator: TokenEstimator
+) -> CompactionWouldNotShrink | None:
+    """A dry run (no I/O) with `summary` and no envelope: when even this lighter result is not
+    smaller, the real one (which adds the envelope) is not either. Lets `/compact` skip asking
+    the provider for a summary that would be thrown away."""
+    result = compact_history(
+        history, summary=summary, envelope_text="", budget=budget, estimator=estimator, spool=False
+    )
+    before = estimator.messages(history)
+    if result.total_tokens < before:
+        return None
+    return CompactionWouldNotShrink(
+        (result.original_count, before), (result.compacted_count, result.total_tokens)
     )
 
 
@@ -107,8 +145,15 @@ def prepare_compaction(
     previous_envelope: SessionMemoryEnvelope | None = None,
     pending_intents: Sequence[QueuedFollowUpIntent] = (),
     applied_intent_ids: Sequence[str] = (),
+    shrink_only: bool = False,
 ) -> PreparedCompaction:
-    """Build the compacted history and write its archive, envelope and spool files."""
+    """Build the compacted history and write its archive, envelope and spool files.
+
+    `shrink_only` (a compaction someone asked for: `vtcode compact`, `/compact`): raise
+    `CompactionWouldNotShrink`, before writing anything, when the result would not have fewer
+    estimated tokens than `history`. The automatic triggers run because a threshold, a context
+    overflow or a model switch says so, and keep their own rules.
+    """
     d = digest if digest is not None else digest_history(history)
     dyn = config.context.dynamic
     archive = (
@@ -131,6 +176,11 @@ def prepare_compaction(
         budget=budget,
         estimator=estimator,
     )
+    before = estimator.messages(history) if shrink_only else None
+    if before is not None and result.total_tokens >= before:
+        raise CompactionWouldNotShrink(
+            (result.original_count, before), (result.compacted_count, result.total_tokens)
+        )
     write_spools(workspace, result.spools)
     if archive is not None:
         meta = HistoryArchiveMeta(

@@ -2,7 +2,9 @@
 
 1. Refuse at once (exit 75) when a run holds the session, and with a located error (exit 2) when
    the transcript has unreadable lines: rewriting would silently drop them.
-2. Without any lock: build the compacted history with the local deterministic summary, write
+2. Without any lock: build the compacted history with the local deterministic summary; when it
+   would not be smaller than the transcript, stop there (`compacted` false, nothing written,
+   no hook run). Otherwise write
    the history archive, the envelope and spool files, then run the `pre_compact` hook (hooks
    never run under a lock of ours).
 3. Under the session lock (the store's writer): check the transcript did not change meanwhile
@@ -27,6 +29,7 @@ import orjson
 
 from vtcode.config.model import VtcodeConfig
 from vtcode.context.compactor import (
+    CompactionWouldNotShrink,
     boundary_event,
     compaction_budget,
     finish_compaction,
@@ -56,8 +59,11 @@ class ManualCompaction:
     original_message_count: int
     compacted_message_count: int
     history_artifact_path: str | None
-    seq: int  # of the appended boundary event in events.jsonl
+    seq: int | None  # of the appended boundary event in events.jsonl (None: not compacted)
     warnings: list[str]
+    # False when compacting would not have shrunk the history: nothing was changed or run
+    compacted: bool = True
+    reason: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -124,22 +130,36 @@ def compact_session(
         warnings.append(str(e))
         pending, applied = [], []
     digest = digest_history(history)
-    prep = prepare_compaction(
-        history,
-        workspace=ws,
-        session_id=session_id,
-        config=config,
-        trigger="manual",
-        summary=local_summary(digest),
-        summary_source="local",
-        turn=turn,
-        budget=compaction_budget(config, thresholds, None),
-        estimator=default_estimator(),
-        digest=digest,
-        previous_envelope=state.envelope if state is not None else None,
-        pending_intents=pending,
-        applied_intent_ids=applied,
-    )
+    try:
+        prep = prepare_compaction(
+            history,
+            workspace=ws,
+            session_id=session_id,
+            config=config,
+            trigger="manual",
+            summary=local_summary(digest),
+            summary_source="local",
+            turn=turn,
+            budget=compaction_budget(config, thresholds, None),
+            estimator=default_estimator(),
+            digest=digest,
+            previous_envelope=state.envelope if state is not None else None,
+            pending_intents=pending,
+            applied_intent_ids=applied,
+            shrink_only=True,
+        )
+    except CompactionWouldNotShrink as e:
+        # Before any hook, archive or lock: the session is exactly as it was.
+        return ManualCompaction(
+            session_id=session_id,
+            original_message_count=e.original_count,
+            compacted_message_count=e.original_count,
+            history_artifact_path=None,
+            seq=None,
+            warnings=warnings,
+            compacted=False,
+            reason=str(e),
+        )
 
     plan = plan_hooks(ws, config, env=env)
     warnings.extend(plan.problems)

@@ -27,11 +27,13 @@ from vtcode.config.model import ContextResetMode
 from vtcode.context.blocked import write_blocked_handoff
 from vtcode.context.compaction import CompactionBudget
 from vtcode.context.compactor import (
+    CompactionWouldNotShrink,
     boundary_event,
     compaction_budget,
     finish_compaction,
     pre_compact_payload,
     prepare_compaction,
+    would_not_shrink,
 )
 from vtcode.context.digest import digest_history
 from vtcode.context.models import SessionMemoryEnvelope
@@ -284,24 +286,37 @@ class ContextPart(LoopHooks):
             trigger = "model_switch"
         self._model_switch = False
         digest = digest_history(history)
+        if trigger == "manual":  # `/compact`: only when it makes the history smaller
+            skip = would_not_shrink(
+                history, summary=local_summary(digest), budget=self._budget(), estimator=self.est
+            )
+            if skip is not None:  # known before asking the provider for a summary
+                self._warn(str(skip))
+                return history
         summary, source = self._summary(history, digest, trigger)
         queue_state = self._queue_state()
-        prep = prepare_compaction(
-            history,
-            workspace=self.workspace,
-            session_id=self.session_id,
-            config=self.config,
-            trigger=trigger,
-            summary=summary,
-            summary_source=source,
-            turn=self._turns,
-            budget=self._budget(),
-            estimator=self.est,
-            digest=digest,
-            previous_envelope=self._envelope,
-            pending_intents=queue_state[0],
-            applied_intent_ids=queue_state[1],
-        )
+        try:
+            prep = prepare_compaction(
+                history,
+                workspace=self.workspace,
+                session_id=self.session_id,
+                config=self.config,
+                trigger=trigger,
+                summary=summary,
+                summary_source=source,
+                turn=self._turns,
+                budget=self._budget(),
+                estimator=self.est,
+                digest=digest,
+                previous_envelope=self._envelope,
+                pending_intents=queue_state[0],
+                applied_intent_ids=queue_state[1],
+                shrink_only=trigger == "manual",  # `/compact`: only when it makes it smaller
+            )
+        except CompactionWouldNotShrink as e:
+            # Nothing was written and no hook ran: the history stays as it is (no boundary).
+            self._warn(str(e))
+            return history
         payload = pre_compact_payload(
             prep,
             session_id=self.session_id,
