@@ -156,3 +156,44 @@ def test_an_existing_vtcode_folder_is_left_alone(tmp_path: Path) -> None:
     proc = _exec(tmp_path, "scenario-success", "-q")
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / ".vtcode" / ".gitignore").exists()
+
+
+def test_resume_last_replays_the_sessions_script(tmp_path: Path) -> None:
+    """`exec resume --last` on a replay session plays the script its last run played (it used
+    to fall back to the default script, which says "nothing to do"), even from another folder:
+    a script given as a relative path is remembered as an absolute one."""
+    ws = tmp_path / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    (ws / "scripts" / "mine.toml").write_text((SCRIPTS / "scenario-success.toml").read_text())
+    first = vtcode(["exec", "-q", "--script", "scripts/mine.toml", "hi"], ws)
+    assert (first.returncode, first.stdout) == (0, ANSWER + "\n"), first.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = vtcode(["-C", str(ws), "exec", "-q", "resume", "--last", "once more"], elsewhere)
+    assert (again.returncode, again.stdout) == (0, ANSWER + "\n"), again.stderr
+    (session,) = (ws / ".vtcode" / "sessions").glob("session-*")
+    runs = [json.loads(x) for x in (session / "artifacts" / "runs.jsonl").read_text().splitlines()]
+    assert [(r["prompt"], r["script"]) for r in runs] == [
+        ("hi", str(ws / "scripts" / "mine.toml")),
+        ("once more", str(ws / "scripts" / "mine.toml")),
+    ]
+    lines = [json.loads(x)["event"] for x in (session / "events.jsonl").read_text().splitlines()]
+    done = [e for e in lines if e["type"] == "thread.completed"]
+    assert [d["result"] for d in done] == [ANSWER, ANSWER]
+    check = vtcode(["validate", "--strict", str(session / "events.jsonl")], ws)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_resume_with_an_explicit_provider_or_script_ignores_the_remembered_one(
+    tmp_path: Path,
+) -> None:
+    first = _exec(tmp_path, "scenario-success", "-q")
+    assert first.returncode == 0, first.stderr
+    other = tmp_path / "other.toml"
+    other.write_text('[[turn]]\ntext = "the other script"\n')
+    proc = vtcode(["exec", "-q", "--script", str(other), "resume", SESSION, "next"], tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "the other script\n"), proc.stderr
+    # an explicit provider wins too: the replay provider's default script, not the remembered one
+    proc = vtcode(["exec", "-q", "--provider", "replay", "resume", "--last", "next"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout not in (ANSWER + "\n", "the other script\n")

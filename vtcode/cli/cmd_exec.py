@@ -18,7 +18,9 @@ only when the run succeeds; progress goes to stderr. `-o FILE` holds the model's
 (the answer on success); when the model said nothing the file is written empty and a warning
 goes to stderr (as `codex exec -o`).
 Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
-`--fork` starts a new session seeded with a minimal resume artifact of the old one."""
+`--fork` starts a new session seeded with a minimal resume artifact of the old one. Resuming a
+replay session without --script or --provider plays the script its last run played again,
+from its first turn (a script stands in for the model)."""
 
 
 def _read_prompt(words: list[str]) -> str | None:
@@ -140,6 +142,10 @@ def exec_cmd(
     )
     if record is not None:
         check_output(record, workspace=app.workspace)
+    if script is not None:
+        script = _script_ref(script, app.workspace)
+    elif resume is not None and provider is None:
+        provider, script = _remembered_script(app.workspace, resume)
     app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
     loaded = app.loaded_config()
     answer = FinalAnswerSink()
@@ -182,6 +188,29 @@ def exec_cmd(
     if not as_json and answer.answer and answer_to_stdout:
         _print_answer(answer.answer)
     return int(result.exit_code)
+
+
+def _script_ref(script: str, workspace: Path) -> str:
+    """A script file as an absolute path (a later `exec resume` may run from elsewhere); a
+    shipped script's bare name as it is."""
+    for candidate in (Path(script).expanduser(), workspace / script):
+        if candidate.is_file():
+            return str(candidate.absolute())
+    return script
+
+
+def _remembered_script(workspace: Path, session_id: str) -> tuple[str | None, str | None]:
+    """(provider, script) for resuming a replay session without --script or --provider: the
+    script its last run played (recorded in the session's runs.jsonl), so `exec resume --last`
+    continues with the same "model" instead of the default script saying it has nothing to do.
+    (None, None) when the last run was not a replay run or recorded no script."""
+    from vtcode.store.artifacts import read_runs
+
+    runs = read_runs(workspace, session_id)
+    last = runs[-1] if runs else None
+    if last is None or last.provider != "replay" or last.script is None:
+        return None, None
+    return "replay", last.script
 
 
 def _print_answer(text: str) -> None:

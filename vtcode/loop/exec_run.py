@@ -258,6 +258,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         prompt=req.prompt,
         provider=provider.name,
         model=provider.model,
+        script=req.script if provider.name == "replay" else None,  # `exec resume` replays it
     )
     executor = None
     mcp = None

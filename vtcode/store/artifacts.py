@@ -51,6 +51,9 @@ class RunRecord:
     prompt: str | None
     provider: str | None
     model: str | None
+    # The replay script the run played (a shipped name or an absolute path): `exec resume`
+    # without --script plays it again instead of the default script.
+    script: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +92,12 @@ def record_run(
     prompt: str | None,
     provider: str | None,
     model: str | None,
+    script: str | None = None,
 ) -> None:
     """Note how a run starts (called once the session's writer is open, before its first event)."""
     if prompt is not None and len(prompt) > PROMPT_LIMIT:
         prompt = prompt[:PROMPT_LIMIT] + f"\n… ({len(prompt) - PROMPT_LIMIT:,} more characters)"
-    record = RunRecord(rfc3339(), first_seq, prompt, provider, model)
+    record = RunRecord(rfc3339(), first_seq, prompt, provider, model, script)
     _append(workspace, session_id, RUNS, record)
 
 
@@ -168,8 +172,10 @@ def read_runs(workspace: Path, session_id: str) -> list[RunRecord]:
     for v in _lines(workspace, session_id, RUNS):
         seq, ts = v.get("first_seq"), _str(v.get("ts"))
         if isinstance(seq, int) and not isinstance(seq, bool) and ts is not None:
-            prompt, provider, model = (_str(v.get(k)) for k in ("prompt", "provider", "model"))
-            out.append(RunRecord(ts, seq, prompt, provider, model))
+            prompt, provider, model, script = (
+                _str(v.get(k)) for k in ("prompt", "provider", "model", "script")
+            )
+            out.append(RunRecord(ts, seq, prompt, provider, model, script))
     return out
 
 
