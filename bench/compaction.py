@@ -169,11 +169,12 @@ def part2(turns: int, window: int = 1000) -> None:
         provider = ReplayProvider(script)
         cfg = VtcodeConfig()
         registry = default_registry(cfg)
-        executor = RegistryToolExecutor(
-            registry, ToolContext(workspace=ws, session_id="bench", spool_dir=ws / "spool")
-        )
         part = ContextPart(workspace=ws, session_id="bench", config=cfg, provider=provider)
-        part.bind_executor(executor)
+        executor = RegistryToolExecutor(
+            registry,
+            ToolContext(workspace=ws, session_id="bench", spool_dir=ws / "spool"),
+            tool_hooks=part.tool_hooks(),
+        )
         stamps: list[float] = []
         boundaries = 0
         compact_secs: list[tuple[int, float]] = []  # (turn index, seconds in compact())

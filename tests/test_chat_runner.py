@@ -25,15 +25,9 @@ from vtcode.interactive.outcomes import leave_outcome
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.limits import Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserAction, UserTurns
 from vtcode.loop.recorder import Recorder
-from vtcode.loop.runner import (
-    LoopHooks,
-    Runner,
-    ToolExecutor,
-    ToolRunOutcome,
-    UserAction,
-    UserTurns,
-)
+from vtcode.loop.runner import Runner
 from vtcode.providers.messages import Message, ModelRequest, StreamEvent, ToolCall, ToolSpec
 from vtcode.providers.replay import ReplayProvider
 from vtcode.schemas import fast_validator

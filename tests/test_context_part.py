@@ -55,7 +55,6 @@ class Harness:
         self.provider = self.make_provider(parse_script(script))
         self.registry = default_registry(cfg)
         ctx = ToolContext(workspace=ws, session_id=SID, spool_dir=ws / ".vtcode/context/t")
-        self.executor = RegistryToolExecutor(self.registry, ctx)
         self.part = ContextPart(
             workspace=ws,
             session_id=SID,
@@ -64,7 +63,9 @@ class Harness:
             env={"VTCODE_HOME": str(ws / ".home"), "PATH": "/usr/bin:/bin"},
             **part_kw,
         )
-        self.part.bind_executor(self.executor)
+        self.executor = RegistryToolExecutor(
+            self.registry, ctx, tool_hooks=self.part.tool_hooks()
+        )
         self.events: list[ThreadEvent] = []
         self.cfg = cfg
 
@@ -353,7 +354,17 @@ def test_executor_pre_tool_hooks_chain_with_an_existing_callable(tmp_path: Path)
     try:
         ctx = ToolContext(workspace=tmp_path, session_id=SID, spool_dir=tmp_path / "spool")
         seen: list[str] = []
-        ex = RegistryToolExecutor(registry, ctx, pre_tool=lambda n, a: seen.append(n) or None)
+
+        class Watch:
+            """Another part's tool hook, given to the executor before the context part's."""
+
+            def pre_tool(self, name: str, arguments: Any) -> str | None:
+                seen.append(name)
+                return None
+
+            def post_tool(self, name: str, arguments: Any, response: dict[str, Any]) -> None:
+                pass
+
         part = ContextPart(
             workspace=tmp_path,
             session_id=SID,
@@ -361,7 +372,7 @@ def test_executor_pre_tool_hooks_chain_with_an_existing_callable(tmp_path: Path)
             provider=ReplayProvider(parse_script("")),
             env={"VTCODE_HOME": str(tmp_path / ".home")},
         )
-        part.bind_executor(ex)
+        ex = RegistryToolExecutor(registry, ctx, tool_hooks=[Watch(), *part.tool_hooks()])
         from vtcode.loop.cancel import CancelToken
 
         call = ToolCall(id="c", name="exec_command", arguments='{"command":"echo x"}')
@@ -426,7 +437,7 @@ def test_resume_after_manual_compaction_keeps_the_summary(tmp_path: Path) -> Non
     from vtcode.context.compaction import SUMMARY_NAME
     from vtcode.context.manual import compact_session
     from vtcode.loop.exec_run import ExecRequest, run_exec
-    from vtcode.loop.runner import LoopHooks
+    from vtcode.loop.parts import LoopHooks
 
     cfg = VtcodeConfig()
     first = tmp_path / "one.toml"

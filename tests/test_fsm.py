@@ -24,7 +24,8 @@ from vtcode.loop.cancel import CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, as_json, as_mermaid
 from vtcode.loop.fsm_table import GUARDS, STATES, TERMINAL, TRANSITIONS
 from vtcode.loop.limits import Limits
-from vtcode.loop.runner import Runner, ToolExecutor, ToolRunOutcome
+from vtcode.loop.parts import ToolExecutor, ToolRunOutcome
+from vtcode.loop.runner import Runner
 from vtcode.providers.base import FailureKind, Pricing, ProviderError
 from vtcode.providers.messages import (
     ModelRequest,

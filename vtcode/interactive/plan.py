@@ -31,7 +31,8 @@ from vtcode.events.types import (
 from vtcode.interactive.controls import Controls
 from vtcode.interactive.prompts import EXECUTE_DIRECTIVE, PLAN_DIRECTIVE, REVISE_DIRECTIVE
 from vtcode.interactive.terminal import Key, Terminal
-from vtcode.loop.runner import Runner, UserAction
+from vtcode.loop.parts import UserAction
+from vtcode.loop.runner import Runner
 from vtcode.providers.messages import Message
 
 __all__ = ["READ_ONLY_TOOLS", "PlanFlow", "Proposal"]

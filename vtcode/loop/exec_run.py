@@ -35,8 +35,9 @@ from vtcode.ids import check_id, new_session_id
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.limits import Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
-from vtcode.loop.runner import LoopHooks, Runner, RunResult, UserTurns
+from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.providers.messages import Message
 from vtcode.redact import redact_text, remember_secrets
@@ -283,35 +284,6 @@ def run_exec(req: ExecRequest) -> ExecResult:
             spool_dir=spool_dir,
             long_running_ceiling_secs=float(cfg.agent.harness.long_running_command_ceiling_secs),
         )
-        from vtcode.loop.tool_exec import RegistryToolExecutor
-        from vtcode.tools.permissions import PermissionPolicy, headless
-
-        policy = PermissionPolicy.from_config(
-            cfg, full_auto=interaction is None, workspace=req.workspace
-        )
-        if interaction is None:
-            executor = RegistryToolExecutor(
-                registry,
-                ctx,
-                permission=lambda tool, args: headless(policy.check(tool, args)),
-                allowed=cfg.automation.full_auto.allowed_tools,
-            )
-        else:
-            ask = interaction.resolve_permission
-            executor = RegistryToolExecutor(
-                registry,
-                ctx,
-                permission=lambda tool, args: ask(tool, args, policy.check(tool, args)),
-            )
-        if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
-            executor.notices = registry.exec_sessions.take_notices
-        if mcp_plan is not None:
-            from vtcode.mcp.manager import McpManager
-
-            # Started once the catalog's allow-list is known; their tools join the registry.
-            mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
-            executor.notices = _joined(executor.notices, mcp.take_notices)
-            executor.unknown_tool_hint = mcp.unavailable
         transcript = TranscriptWriter(writer.path / TRANSCRIPT_NAME)
         if forked_from is not None:
             for m in history:
@@ -326,9 +298,39 @@ def run_exec(req: ExecRequest) -> ExecResult:
             forked_from=forked_from,
             sandbox=sandbox,
         )
+        # The parts are built before the executor: their tool hooks are given to it at construction.
         hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
-        if hasattr(hooks, "bind_executor"):
-            hooks.bind_executor(executor)
+        from vtcode.loop.tool_exec import RegistryToolExecutor
+        from vtcode.tools.permissions import PermissionPolicy, headless
+
+        policy = PermissionPolicy.from_config(
+            cfg, full_auto=interaction is None, workspace=req.workspace
+        )
+        if interaction is None:
+            executor = RegistryToolExecutor(
+                registry,
+                ctx,
+                permission=lambda tool, args: headless(policy.check(tool, args)),
+                allowed=cfg.automation.full_auto.allowed_tools,
+                tool_hooks=hooks.tool_hooks(),
+            )
+        else:
+            ask = interaction.resolve_permission
+            executor = RegistryToolExecutor(
+                registry,
+                ctx,
+                permission=lambda tool, args: ask(tool, args, policy.check(tool, args)),
+                tool_hooks=hooks.tool_hooks(),
+            )
+        if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
+            executor.notices = registry.exec_sessions.take_notices
+        if mcp_plan is not None:
+            from vtcode.mcp.manager import McpManager
+
+            # Started once the catalog's allow-list is known; their tools join the registry.
+            mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
+            executor.notices = _joined(executor.notices, mcp.take_notices)
+            executor.unknown_tool_hint = mcp.unavailable
         limits = Limits.from_config(cfg, max_turns=req.max_turns, max_budget_usd=req.max_budget_usd)
         cancel = CancelToken()
         runner = Runner(

@@ -28,6 +28,7 @@ from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserAction, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
 from vtcode.providers.base import FailureKind, Provider, ProviderError
 from vtcode.providers.messages import (
@@ -40,7 +41,7 @@ from vtcode.providers.messages import (
     ToolCallDelta,
 )
 
-__all__ = ["LoopHooks", "RunResult", "Runner", "ToolExecutor", "UserAction", "UserTurns"]
+__all__ = ["STEPS", "RunResult", "Runner"]
 
 # Repeating these is how a long command is waited on, not a sign of a stuck loop.
 POLLING_TOOLS = frozenset({"write_stdin"})
@@ -56,101 +57,6 @@ class RunResult:
     num_turns: int
     final_text: str | None
     last_plan_text: str | None = None
-
-
-@dataclasses.dataclass(slots=True)
-class ToolRunOutcome:
-    """What executing one call produced, as the runner needs it."""
-
-    output: str
-    status: ToolCallStatus
-    outcome: ToolOutcome
-    exit_code: int | None = None
-    spool_path: str | None = None
-    file_changes: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
-    rejected: bool = False  # permission/hook/invalid: upstream's rejected-tool sequence
-    wait_seconds: float = 0.0
-
-
-class ToolExecutor:
-    """Executes one parsed tool call (registry lookup, permissions, hooks, the tool itself)."""
-
-    # The run's recorder, set by the Runner: pre/post tool hooks bound to the executor report
-    # their failures as warning items through it.
-    recorder: Recorder | None = None
-
-    def execute(self, call: ToolCall, arguments: Any, cancel: CancelToken) -> ToolRunOutcome:
-        raise NotImplementedError
-
-    def catalog(self) -> tuple[Any, ...]:
-        return ()
-
-    def item_kind(self, name: str) -> str:
-        """How a call of `name` is recorded: `tool_invocation` (+ output) or `mcp_tool_call`."""
-        return "tool_invocation"
-
-    def take_notices(self) -> list[str]:
-        """Warnings from the tools since the last call (e.g. an MCP server that died)."""
-        return []
-
-    def close(self) -> None:
-        """Stop every process the tools started."""
-
-
-class LoopHooks:
-    """Extension points the context and orient layers fill in (no-ops by default)."""
-
-    def orientation(self) -> str | None:
-        return None
-
-    def before_request(self, request: ModelRequest) -> None:
-        """Called right before each model request (context estimation, segment tracking)."""
-
-    def after_response(self, usage: Usage) -> None:
-        """Called with each response's usage."""
-
-    def compaction_due(self, *, in_tool_loop: bool) -> bool:
-        """Whether to compact before the next request (`in_tool_loop`: tool results pending)."""
-        return False
-
-    def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
-        return history
-
-    def reset_due(self) -> bool:
-        return False
-
-    def reset(self, recorder: Recorder) -> None:
-        """Write the context-reset manifest."""
-
-    def on_turn_end(self, *, made_progress: bool) -> None:
-        """Progress/stall accounting after each turn."""
-
-    def on_finish(self, outcome: Outcome, recorder: Recorder) -> None:
-        """Before the terminal turn event (blocked handoffs, stop hooks)."""
-
-    def follow_ups(self) -> list[Message]:
-        """Steering follow-ups to apply after a turn (each becomes a user message)."""
-        return []
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class UserAction:
-    """What the user did at the prompt: start a turn, compact now, or leave the session."""
-
-    message: Message | None = None  # start a user turn with this message
-    compact: str | None = None  # compact now with this trigger ("manual", "model_switch")
-    leave: Outcome | None = None  # end the session with this outcome
-
-
-class UserTurns:
-    """The user side of an interactive run (`vtcode.interactive` implements it)."""
-
-    def next_action(self, runner: Runner) -> UserAction:
-        """Block at the prompt until the user does something the loop must act on."""
-        raise NotImplementedError
-
-    def turn_ending(self, runner: Runner) -> None:
-        """Called inside the user turn, right before its `turn.completed|failed`."""
 
 
 class Runner:
@@ -184,11 +90,11 @@ class Runner:
         self.limits = limits
         self.cancel = cancel or CancelToken()
         self.recorder = Recorder(self._shielded(emit), first_item_index=first_item_index)
-        tools.recorder = self.recorder
         self._system_prompt = system_prompt
         self.history: list[Message] = list(history or [])
         self.prompt = prompt
         self.hooks = hooks or LoopHooks()
+        self.hooks.attach(self.recorder)  # the parts report (warnings, boundaries) through it
         self.reasoning_effort = reasoning_effort
         self._on_message = on_message
         self._emit_thread_started = emit_thread_started

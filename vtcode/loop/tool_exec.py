@@ -9,21 +9,18 @@ the loop goes on.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vtcode.events.enums import ToolCallStatus, ToolOutcome
 from vtcode.loop.cancel import CancelToken
-from vtcode.loop.runner import ToolExecutor, ToolRunOutcome
+from vtcode.loop.parts import ToolExecutor, ToolHooks, ToolRunOutcome
 from vtcode.mcp.names import is_mcp_name
 from vtcode.providers.messages import ToolCall, ToolSpec
 from vtcode.tools.base import ToolContext, ToolError
 from vtcode.tools.permissions import PermissionVerdict
 from vtcode.tools.registry import InvalidToolArguments, ToolRegistry, UnknownToolError
 
-# (tool_name, arguments) -> None to allow, or the reason to deny
-PreToolHook = Callable[[str, Any], str | None]
-PostToolHook = Callable[[str, Any, dict[str, Any]], None]
 PermissionCheck = Callable[[str, Any], PermissionVerdict]
 # tool name -> why a tool missing from the catalog cannot run (e.g. its MCP server is down)
 UnknownToolHint = Callable[[str], str | None]
@@ -44,8 +41,7 @@ class RegistryToolExecutor(ToolExecutor):
         ctx: ToolContext,
         *,
         permission: PermissionCheck | None = None,
-        pre_tool: PreToolHook | None = None,
-        post_tool: PostToolHook | None = None,
+        tool_hooks: Sequence[ToolHooks] = (),
         allowed: list[str] | None = None,
         notices: Callable[[], list[str]] | None = None,
         unknown_tool_hint: UnknownToolHint | None = None,
@@ -53,8 +49,7 @@ class RegistryToolExecutor(ToolExecutor):
         self.registry = registry
         self.ctx = ctx
         self.permission = permission
-        self.pre_tool = pre_tool
-        self.post_tool = post_tool
+        self.tool_hooks = tuple(tool_hooks)
         self.allowed = allowed
         self.notices = notices  # extra tool warnings to emit (the run's MCP manager)
         self.unknown_tool_hint = unknown_tool_hint
@@ -92,8 +87,8 @@ class RegistryToolExecutor(ToolExecutor):
                     f"permission denied for {call.name}: {verdict.reason}",
                     ToolOutcome.PERMISSION_REJECTED,
                 )
-        if self.pre_tool is not None:
-            denial = self.pre_tool(call.name, arguments)
+        for hook in self.tool_hooks:
+            denial = hook.pre_tool(call.name, arguments)
             if denial is not None:
                 return _refused(f"blocked by pre_tool_use hook: {denial}", ToolOutcome.HOOK_DENIED)
         self.ctx.cancel = cancel.event
@@ -120,12 +115,9 @@ class RegistryToolExecutor(ToolExecutor):
                 file_changes=[(c.path, c.kind) for c in result.file_changes],
                 wait_seconds=result.wait_seconds,
             )
-        if self.post_tool is not None:
-            self.post_tool(
-                call.name,
-                args,
-                {"output": out.output, "status": out.status.value, "exit_code": out.exit_code},
-            )
+        response = {"output": out.output, "status": out.status.value, "exit_code": out.exit_code}
+        for hook in self.tool_hooks:
+            hook.post_tool(call.name, args, response)
         return out
 
     def close(self) -> None:

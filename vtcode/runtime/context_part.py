@@ -9,17 +9,16 @@ that
   event with the segment transition + `session_start(source=compact)` hook;
 - resets (`reset_due`/`reset`: manifest per `agent.harness.context_reset_mode`);
 - writes the blocked handoff on hard blocks and failed recoveries (`on_finish`);
-- runs lifecycle hooks (session_start/end, stop, pre/post_tool_use via `bind_executor`);
+- runs lifecycle hooks (session_start/end, stop; pre/post_tool_use as the executor's `ToolHooks`);
 - applies steering follow-ups (`follow_ups`), two-phase so a crash never replays one twice.
 
 Warnings (hook failures, untrusted workspace hooks, a failed summary request) are `error` items
-emitted through the run's recorder, which the part reaches through the bound tool executor
-(`ToolExecutor.recorder`) or the recorder handed to `compact`/`reset`/`on_finish`.
+emitted through the run's recorder, which the runner hands every part once (`attach`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,8 +59,8 @@ from vtcode.hooks.models import (
 )
 from vtcode.hooks.runner import HookResult, HookRunner
 from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.parts import LoopHooks, ToolHooks
 from vtcode.loop.recorder import Recorder
-from vtcode.loop.runner import LoopHooks
 from vtcode.providers.base import ProviderError
 from vtcode.providers.messages import Message, ModelRequest, ToolSpec
 from vtcode.steering.queue import SteeringQueue
@@ -129,7 +128,6 @@ class ContextPart(LoopHooks):
                 "(`vtcode hooks trust` records trust; CI: VTCODE_TRUST_WORKSPACE=1)"
             )
         self._recorder: Recorder | None = None
-        self._executor: Any = None
         self.resumed = resumed
         self._in_tool_loop = False
         self._stalls = 0
@@ -184,44 +182,36 @@ class ContextPart(LoopHooks):
 
     # ------------------------------------------------------------------ plumbing
 
-    def bind_executor(self, executor: Any) -> None:
-        """Route the executor's pre/post tool callables through our hooks (chained)."""
-        self._executor = executor
-        if self.hooks is None:
-            return
-        if self.hooks.has("pre_tool_use"):
-            prior_pre = getattr(executor, "pre_tool", None)
+    def attach(self, recorder: Recorder) -> None:
+        self._recorder = recorder
 
-            def pre_tool(name: str, arguments: Any) -> str | None:
-                if prior_pre is not None:
-                    denial: str | None = prior_pre(name, arguments)
-                    if denial is not None:
-                        return denial
-                return self._pre_tool(name, arguments)
+    def tool_hooks(self) -> Sequence[ToolHooks]:
+        """This part runs the `pre_tool_use`/`post_tool_use` lifecycle hooks, when configured."""
+        if self.hooks is None or not (
+            self.hooks.has("pre_tool_use") or self.hooks.has("post_tool_use")
+        ):
+            return ()
+        return (self,)
 
-            executor.pre_tool = pre_tool
-        if self.hooks.has("post_tool_use"):
-            prior_post = getattr(executor, "post_tool", None)
+    def pre_tool(self, name: str, arguments: Any) -> str | None:
+        payload = PreToolUsePayload(**self._common(), tool_name=name, tool_input=arguments)
+        for r in self._hook("pre_tool_use", payload, name):
+            if r.denied:
+                return r.reason
+        return None
 
-            def post_tool(name: str, arguments: Any, response: dict[str, Any]) -> None:
-                if prior_post is not None:
-                    prior_post(name, arguments, response)
-                self._post_tool(name, arguments, response)
-
-            executor.post_tool = post_tool
-
-    def _rec(self) -> Recorder | None:
-        if self._recorder is not None:
-            return self._recorder
-        rec = getattr(self._executor, "recorder", None)
-        return rec if isinstance(rec, Recorder) else None
+    def post_tool(self, name: str, arguments: Any, response: dict[str, Any]) -> None:
+        payload = PostToolUsePayload(
+            **self._common(), tool_name=name, tool_input=arguments, tool_response=response
+        )
+        self._hook("post_tool_use", payload, name)
 
     def _warn(self, message: str) -> None:
         self._pending_warnings.append(message)
         self._flush_warnings()
 
     def _flush_warnings(self) -> None:
-        rec = self._rec()
+        rec = self._recorder
         if rec is None or not self._pending_warnings:
             return
         pending, self._pending_warnings = self._pending_warnings, []
@@ -485,19 +475,6 @@ class ContextPart(LoopHooks):
             self.est.message(system) if system is not None else 0
         )
         return self._fixed_tokens + self._est_total
-
-    def _pre_tool(self, name: str, arguments: Any) -> str | None:
-        payload = PreToolUsePayload(**self._common(), tool_name=name, tool_input=arguments)
-        for r in self._hook("pre_tool_use", payload, name):
-            if r.denied:
-                return r.reason
-        return None
-
-    def _post_tool(self, name: str, arguments: Any, response: dict[str, Any]) -> None:
-        payload = PostToolUsePayload(
-            **self._common(), tool_name=name, tool_input=arguments, tool_response=response
-        )
-        self._hook("post_tool_use", payload, name)
 
     def _save_state(self) -> None:
         try:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome
+from vtcode.loop.parts import LoopHooks, ToolHooks
 from vtcode.loop.recorder import Recorder
-from vtcode.loop.runner import LoopHooks
 from vtcode.providers.messages import Message, ModelRequest
 
 if TYPE_CHECKING:
@@ -29,10 +29,12 @@ class CompositeHooks(LoopHooks):
     def __init__(self, parts: Sequence[LoopHooks]) -> None:
         self.parts = list(parts)
 
-    def bind_executor(self, executor: Any) -> None:
+    def attach(self, recorder: Recorder) -> None:
         for p in self.parts:
-            if hasattr(p, "bind_executor"):
-                p.bind_executor(executor)
+            p.attach(recorder)
+
+    def tool_hooks(self) -> Sequence[ToolHooks]:
+        return [h for p in self.parts for h in p.tool_hooks()]
 
     def orientation(self) -> str | None:
         sections = [s for p in self.parts if (s := p.orientation())]

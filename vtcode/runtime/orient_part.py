@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from vtcode.clock import rfc3339
 from vtcode.loop.outcomes import Outcome
+from vtcode.loop.parts import LoopHooks
 from vtcode.loop.recorder import Recorder
-from vtcode.loop.runner import LoopHooks
 from vtcode.orient import gitutil
 from vtcode.orient.context import consume_reset_manifest, gather_orientation
 from vtcode.orient.models import MilestoneStatus, ProgressLedger

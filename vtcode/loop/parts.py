@@ -1,0 +1,150 @@
+"""What plugs into the loop: typed seams between the runner and the parts the runtime wires.
+
+The runner (`vtcode.loop.runner`) depends only on these: a `ToolExecutor` runs calls,
+`ToolHooks` run around them, `LoopHooks` parts (orientation, context management, steering,
+lifecycle hooks) are called at fixed points, and `UserTurns` is the user side of a chat. The
+composition root (`vtcode.runtime`) provides the implementations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from vtcode.events.enums import ToolCallStatus, ToolOutcome
+from vtcode.events.types import Usage
+from vtcode.loop.cancel import CancelToken
+from vtcode.loop.outcomes import Outcome
+from vtcode.loop.recorder import Recorder
+from vtcode.providers.messages import Message, ModelRequest, ToolCall
+
+if TYPE_CHECKING:
+    from vtcode.loop.runner import Runner
+
+__all__ = [
+    "LoopHooks",
+    "ToolExecutor",
+    "ToolHooks",
+    "ToolRunOutcome",
+    "UserAction",
+    "UserTurns",
+]
+
+
+@dataclasses.dataclass(slots=True)
+class ToolRunOutcome:
+    """What executing one call produced, as the runner needs it."""
+
+    output: str
+    status: ToolCallStatus
+    outcome: ToolOutcome
+    exit_code: int | None = None
+    spool_path: str | None = None
+    file_changes: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    rejected: bool = False  # permission/hook/invalid: upstream's rejected-tool sequence
+    wait_seconds: float = 0.0
+
+
+class ToolExecutor:
+    """Executes one parsed tool call (registry lookup, permissions, hooks, the tool itself)."""
+
+    def execute(self, call: ToolCall, arguments: Any, cancel: CancelToken) -> ToolRunOutcome:
+        raise NotImplementedError
+
+    def catalog(self) -> tuple[Any, ...]:
+        return ()
+
+    def item_kind(self, name: str) -> str:
+        """How a call of `name` is recorded: `tool_invocation` (+ output) or `mcp_tool_call`."""
+        return "tool_invocation"
+
+    def take_notices(self) -> list[str]:
+        """Warnings from the tools since the last call (e.g. an MCP server that died)."""
+        return []
+
+    def close(self) -> None:
+        """Stop every process the tools started."""
+
+
+class ToolHooks(Protocol):
+    """Called around every tool call a run makes (lifecycle `pre_tool_use`/`post_tool_use`).
+
+    Given to the executor when it is built (`RegistryToolExecutor(tool_hooks=...)`), in order:
+    the first `pre_tool` that returns a reason denies the call; every `post_tool` sees the result.
+    """
+
+    def pre_tool(self, name: str, arguments: Any) -> str | None:
+        """None to let the call run, else why it may not (`hook_denied`)."""
+        ...
+
+    def post_tool(self, name: str, arguments: Any, response: dict[str, Any]) -> None:
+        """After the call: `response` has output, status and exit_code."""
+        ...
+
+
+class LoopHooks:
+    """Extension points the context and orient layers fill in (no-ops by default).
+
+    The runtime composes one per concern (`vtcode.runtime.hooks.CompositeHooks`); the runner
+    calls them and never knows which parts a run has.
+    """
+
+    def attach(self, recorder: Recorder) -> None:
+        """Called once by the Runner, before anything is emitted, with the run's recorder."""
+
+    def tool_hooks(self) -> Sequence[ToolHooks]:
+        """What to run around each tool call; read once, when the executor is built."""
+        return ()
+
+    def orientation(self) -> str | None:
+        return None
+
+    def before_request(self, request: ModelRequest) -> None:
+        """Called right before each model request (context estimation, segment tracking)."""
+
+    def after_response(self, usage: Usage) -> None:
+        """Called with each response's usage."""
+
+    def compaction_due(self, *, in_tool_loop: bool) -> bool:
+        """Whether to compact before the next request (`in_tool_loop`: tool results pending)."""
+        return False
+
+    def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
+        return history
+
+    def reset_due(self) -> bool:
+        return False
+
+    def reset(self, recorder: Recorder) -> None:
+        """Write the context-reset manifest."""
+
+    def on_turn_end(self, *, made_progress: bool) -> None:
+        """Progress/stall accounting after each turn."""
+
+    def on_finish(self, outcome: Outcome, recorder: Recorder) -> None:
+        """Before the terminal turn event (blocked handoffs, stop hooks)."""
+
+    def follow_ups(self) -> list[Message]:
+        """Steering follow-ups to apply after a turn (each becomes a user message)."""
+        return []
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UserAction:
+    """What the user did at the prompt: start a turn, compact now, or leave the session."""
+
+    message: Message | None = None  # start a user turn with this message
+    compact: str | None = None  # compact now with this trigger ("manual", "model_switch")
+    leave: Outcome | None = None  # end the session with this outcome
+
+
+class UserTurns:
+    """The user side of an interactive run (`vtcode.interactive` implements it)."""
+
+    def next_action(self, runner: Runner) -> UserAction:
+        """Block at the prompt until the user does something the loop must act on."""
+        raise NotImplementedError
+
+    def turn_ending(self, runner: Runner) -> None:
+        """Called inside the user turn, right before its `turn.completed|failed`."""
