@@ -142,7 +142,7 @@ def part2(turns: int, window: int = 1000) -> None:
         ScriptTurn,
         ScriptUsage,
     )
-    from vtcode.runtime.context_part import ContextPart
+    from vtcode.runtime.hooks import CompositeHooks, context_parts
     from vtcode.tools.base import ToolContext
     from vtcode.tools.registry import default_registry
 
@@ -169,11 +169,12 @@ def part2(turns: int, window: int = 1000) -> None:
         provider = ReplayProvider(script)
         cfg = VtcodeConfig()
         registry = default_registry(cfg)
-        part = ContextPart(workspace=ws, session_id="bench", config=cfg, provider=provider)
+        parts = context_parts(workspace=ws, session_id="bench", config=cfg, provider=provider)
+        part = parts.context
         executor = RegistryToolExecutor(
             registry,
             ToolContext(workspace=ws, session_id="bench", spool_dir=ws / "spool"),
-            tool_hooks=part.tool_hooks(),
+            tool_hooks=parts.lifecycle.tool_hooks(),
         )
         stamps: list[float] = []
         boundaries = 0
@@ -215,7 +216,7 @@ def part2(turns: int, window: int = 1000) -> None:
             emit=sink,
             system_prompt=lambda o: "You are a benchmark.",
             prompt="read the files, forever",
-            hooks=part,
+            hooks=CompositeHooks(parts.all()),
             workspace=ws,
         )
         t0 = time.perf_counter()

@@ -19,7 +19,7 @@ from vtcode.loop.transcript import load_transcript
 from vtcode.providers.messages import Message
 from vtcode.providers.replay import ReplayProvider
 from vtcode.providers.script import parse_script
-from vtcode.runtime.context_part import ContextPart
+from vtcode.runtime.hooks import context_parts
 
 HOOK = "import sys; open('hook-ran', 'w').write(sys.stdin.read())"
 TRUST = {"VTCODE_TRUST_WORKSPACE": "1"}
@@ -76,13 +76,13 @@ def test_compacting_a_long_history_still_compacts(tmp_path: Path) -> None:
 def test_slash_compact_on_a_short_history_keeps_it_and_warns(tmp_path: Path) -> None:
     """`/compact` in chat reaches the context part with trigger `manual`."""
     (tmp_path / ".vtcode" / "sessions" / "s").mkdir(parents=True)
-    part = ContextPart(
+    part = context_parts(
         workspace=tmp_path,
         session_id="s",
         config=VtcodeConfig(),
         provider=ReplayProvider(parse_script("[[turn]]\ntext = 'unused'\n")),
         env={"VTCODE_HOME": str(tmp_path / ".home"), "PATH": "/usr/bin:/bin"},
-    )
+    ).context
     events: list[ThreadEvent] = []
     history = [Message(role="user", content="hi"), Message(role="assistant", content="hello")]
     kept = part.compact(list(history), trigger="manual", recorder=Recorder(events.append))

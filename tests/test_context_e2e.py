@@ -224,15 +224,15 @@ def test_reset_manifest_is_written_in_upstream_format(tmp_path: Path) -> None:
     from vtcode.loop.recorder import Recorder
     from vtcode.providers.replay import ReplayProvider
     from vtcode.providers.script import ReplayScript
-    from vtcode.runtime.context_part import ContextPart
+    from vtcode.runtime.hooks import context_parts
 
     cfg = VtcodeConfig(
         agent=AgentConfig(harness=HarnessConfig(context_reset_mode=ContextResetMode.ON_STALL))
     )
     (tmp_path / ".vtcode/sessions/s").mkdir(parents=True)
-    part = ContextPart(
+    part = context_parts(
         workspace=tmp_path, session_id="s", config=cfg, provider=ReplayProvider(ReplayScript())
-    )
+    ).context
     part.on_turn_end(made_progress=False)
     assert not part.reset_due()
     part.on_turn_end(made_progress=False)

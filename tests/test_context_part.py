@@ -31,7 +31,7 @@ from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.providers.messages import Message, ModelRequest, StreamEvent, ToolCall
 from vtcode.providers.replay import ReplayProvider
 from vtcode.providers.script import parse_script
-from vtcode.runtime.context_part import ContextPart
+from vtcode.runtime.hooks import CompositeHooks, context_parts
 from vtcode.schemas import fast_validator
 from vtcode.steering.queue import SteeringQueue
 from vtcode.tools.base import ToolContext
@@ -55,7 +55,7 @@ class Harness:
         self.provider = self.make_provider(parse_script(script))
         self.registry = default_registry(cfg)
         ctx = ToolContext(workspace=ws, session_id=SID, spool_dir=ws / ".vtcode/context/t")
-        self.part = ContextPart(
+        self.parts = context_parts(
             workspace=ws,
             session_id=SID,
             config=cfg,
@@ -63,8 +63,9 @@ class Harness:
             env={"VTCODE_HOME": str(ws / ".home"), "PATH": "/usr/bin:/bin"},
             **part_kw,
         )
+        self.part = self.parts.context
         self.executor = RegistryToolExecutor(
-            self.registry, ctx, tool_hooks=self.part.tool_hooks()
+            self.registry, ctx, tool_hooks=self.parts.lifecycle.tool_hooks()
         )
         self.events: list[ThreadEvent] = []
         self.cfg = cfg
@@ -82,7 +83,7 @@ class Harness:
             system_prompt=lambda o: "SYSTEM" + (o or ""),
             history=history,
             prompt=prompt,
-            hooks=self.part,
+            hooks=CompositeHooks(self.parts.all()),
             workspace=self.ws,
         )
         try:
@@ -267,9 +268,9 @@ def test_fresh_plan_execution_context_emits_context_reset_and_is_forwarded(
     from vtcode.store.exports.open_responses import OpenResponsesBuilder
 
     (tmp_path / ".vtcode/sessions" / SID).mkdir(parents=True)
-    part = ContextPart(
+    part = context_parts(
         workspace=tmp_path, session_id=SID, config=_cfg(), provider=ReplayProvider(parse_script(""))
-    )
+    ).context
     part.policy.pending = True
     emitted: list[ThreadEvent] = []
     handoff = fresh_plan_execution_context(
@@ -307,9 +308,9 @@ def test_fresh_plan_execution_context_emits_context_reset_and_is_forwarded(
 
 def test_follow_ups_are_delivered_once_and_committed_on_the_next_request(tmp_path: Path) -> None:
     (tmp_path / ".vtcode/sessions" / SID).mkdir(parents=True)
-    part = ContextPart(
+    part = context_parts(
         workspace=tmp_path, session_id=SID, config=_cfg(), provider=ReplayProvider(parse_script(""))
-    )
+    ).steering
     q = SteeringQueue(tmp_path, SID)
     intent = q.enqueue("please also test")
     [m] = part.follow_ups()
@@ -329,13 +330,13 @@ def test_resume_never_replays_an_intent_already_in_the_transcript(tmp_path: Path
     (sdir / "transcript.jsonl").write_text(
         json.dumps({"role": "user", "content": delivered.text, "intent_id": delivered.id}) + "\n"
     )
-    part = ContextPart(
+    part = context_parts(
         workspace=tmp_path,
         session_id=SID,
         config=_cfg(),
         provider=ReplayProvider(parse_script("")),
         resumed=True,
-    )
+    ).steering
     assert [m.intent_id for m in part.follow_ups()] == [waiting.id]
     assert delivered.id in q.state().applied_intent_ids
 
@@ -365,13 +366,13 @@ def test_executor_pre_tool_hooks_chain_with_an_existing_callable(tmp_path: Path)
             def post_tool(self, name: str, arguments: Any, response: dict[str, Any]) -> None:
                 pass
 
-        part = ContextPart(
+        part = context_parts(
             workspace=tmp_path,
             session_id=SID,
             config=cfg,
             provider=ReplayProvider(parse_script("")),
             env={"VTCODE_HOME": str(tmp_path / ".home")},
-        )
+        ).lifecycle
         ex = RegistryToolExecutor(registry, ctx, tool_hooks=[Watch(), *part.tool_hooks()])
         from vtcode.loop.cancel import CancelToken
 

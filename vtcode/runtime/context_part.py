@@ -1,28 +1,22 @@
-"""The context-management part of the loop: compaction, recovery, reset, hooks, steering.
+"""The context-management part of the loop: compaction, recovery compaction and reset.
 
-`make_part(ctx)` gives the runner (through `vtcode.runtime.hooks.CompositeHooks`) one `LoopHooks`
-that
+`ContextPart` (one per run; `vtcode.runtime.hooks` composes it with the other parts)
 - measures context pressure (`before_request` estimate, `after_response` reported prompt tokens)
   and decides compaction (`compaction_due`: hard anywhere, soft only at an outer boundary);
 - compacts (`compact`): provider-written summary at outer boundaries, the local deterministic
   one inside a tool loop and for recovery, archive + envelope + `pre_compact` hook + boundary
-  event with the segment transition + `session_start(source=compact)` hook;
+  event + the `session_start` hook of source `compact`;
 - resets (`reset_due`/`reset`: manifest per `agent.harness.context_reset_mode`);
-- writes the blocked handoff on hard blocks and failed recoveries (`on_finish`);
-- runs lifecycle hooks (session_start/end, stop; pre/post_tool_use as the executor's `ToolHooks`);
-- applies steering follow-ups (`follow_ups`), two-phase so a crash never replays one twice.
+- writes the blocked handoff on hard blocks and failed recoveries (`on_finish`), and the
+  context state that outlives the run.
 
-Warnings (hook failures, untrusted workspace hooks, a failed summary request) are `error` items
-emitted through the run's recorder, which the runner hands every part once (`attach`).
-"""
+Lifecycle hooks and steering are their own parts (`lifecycle_part`, `steering_part`); this one
+uses the run's `SessionHooks` for the compaction hooks and the steering part's queue state for
+the memory envelope."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from vtcode.config.model import ContextResetMode
+from vtcode.config.model import ContextResetMode, VtcodeConfig
 from vtcode.context.blocked import write_blocked_handoff
 from vtcode.context.compaction import CompactionBudget
 from vtcode.context.compactor import (
@@ -34,7 +28,7 @@ from vtcode.context.compactor import (
     prepare_compaction,
     would_not_shrink,
 )
-from vtcode.context.digest import digest_history
+from vtcode.context.digest import HistoryDigest, digest_history
 from vtcode.context.models import SessionMemoryEnvelope
 from vtcode.context.reset import (
     consume_reset_manifest,
@@ -49,26 +43,16 @@ from vtcode.context.thresholds import CompactionDecision, CompactionPolicy, reso
 from vtcode.context.tokens import TokenEstimator, default_estimator
 from vtcode.events.enums import HarnessEventKind
 from vtcode.events.types import Usage
-from vtcode.hooks.config import plan_hooks
-from vtcode.hooks.models import (
-    PostToolUsePayload,
-    PreToolUsePayload,
-    SessionEndPayload,
-    SessionStartPayload,
-    StopPayload,
-)
-from vtcode.hooks.runner import HookResult, HookRunner
+from vtcode.hooks.models import SessionStartPayload
 from vtcode.loop.outcomes import Outcome, OutcomeKind
-from vtcode.loop.parts import LoopHooks, ToolHooks
+from vtcode.loop.parts import LoopHooks
 from vtcode.loop.recorder import Recorder
-from vtcode.providers.base import ProviderError
+from vtcode.providers.base import Provider, ProviderError
 from vtcode.providers.messages import Message, ModelRequest, ToolSpec
-from vtcode.steering.queue import SteeringQueue
+from vtcode.runtime.session_hooks import SessionHooks
+from vtcode.runtime.steering_part import SteeringPart
 
-if TYPE_CHECKING:
-    from vtcode.loop.exec_run import ExecContext
-
-__all__ = ["ContextPart", "make_part"]
+__all__ = ["ContextPart"]
 
 
 class ContextPart(LoopHooks):
@@ -77,20 +61,19 @@ class ContextPart(LoopHooks):
     def __init__(
         self,
         *,
-        workspace: Path,
-        session_id: str,
-        config: Any,
-        provider: Any,
-        resumed: bool = False,
-        forked_from: str | None = None,
+        hooks: SessionHooks,
+        config: VtcodeConfig,
+        provider: Provider,
+        steering: SteeringPart | None = None,
+        resumed_transcript: list[Message] | None = None,
         estimator: TokenEstimator | None = None,
-        env: Mapping[str, str] | None = None,
         thread_id: str | None = None,
     ) -> None:
-        from vtcode.loop.transcript import TRANSCRIPT_NAME
-        from vtcode.store.layout import session_dir
-
-        self.workspace = Path(workspace).absolute()
+        self.hooks = hooks
+        self.warnings = hooks.warnings
+        self.steering = steering
+        self.workspace = hooks.workspace
+        session_id = hooks.session_id
         self.session_id = session_id
         self.thread_id = thread_id or session_id
         self.config = config
@@ -103,40 +86,12 @@ class ContextPart(LoopHooks):
             config.context.max_context_tokens,
         )
         self.policy = CompactionPolicy(self.thresholds, auto_enabled=h.auto_compaction_enabled)
-        self.segments = SegmentTracker(provider=getattr(provider, "name", "unknown"))
-        self.queue = SteeringQueue(
-            self.workspace, session_id, lock_timeout=config.store.lock_timeout_secs
-        )
-        self.transcript_path = str(session_dir(self.workspace, session_id) / TRANSCRIPT_NAME)
-        plan = plan_hooks(self.workspace, config, env=env)
-        self.hooks = (
-            None
-            if plan.empty
-            else HookRunner(
-                plan,
-                workspace=self.workspace,
-                session_id=session_id,
-                transcript_path=self.transcript_path,
-                parent_env=env,
-            )
-        )
-        self._pending_warnings: list[str] = list(plan.problems)
-        if plan.skipped_untrusted:
-            self._pending_warnings.append(
-                f"skipped {plan.skipped_untrusted} hook(s) defined in this workspace's "
-                "vtcode.toml: the workspace is not trusted for these exact hooks "
-                "(`vtcode hooks trust` records trust; CI: VTCODE_TRUST_WORKSPACE=1)"
-            )
-        self._recorder: Recorder | None = None
-        self.resumed = resumed
+        self.segments = SegmentTracker(provider=provider.name)
+        self.transcript_path = hooks.transcript_path
         self._in_tool_loop = False
         self._stalls = 0
         self._compacted_since_reset = False
         self._consume_manifest = read_reset_manifest(self.workspace) is not None
-        self._delivered_uncommitted: list[str] = []
-        self._delivered: set[str] = set()
-        self._tagged: set[str] = set()
-        self._orientations = 0
         self._turns = 0
         self._compactions = 0
         self._envelope: SessionMemoryEnvelope | None = None
@@ -147,21 +102,13 @@ class ContextPart(LoopHooks):
         self._est_count = 0
         self._est_total = 0
         self._est_last: Message | None = None
-        if resumed and forked_from is None:
-            self._load_resumed()
+        if resumed_transcript is not None:
+            self._load_resumed(resumed_transcript)
 
     # ------------------------------------------------------------------ setup
 
-    def _load_resumed(self) -> None:
-        from vtcode.loop.transcript import load_transcript
-
+    def _load_resumed(self, messages: list[Message]) -> None:
         state = load_state(self.workspace, self.session_id)
-        messages = load_transcript(Path(self.transcript_path)).messages
-        self._tagged = {m.intent_id for m in messages if m.role == "user" and m.intent_id}
-        try:
-            self.queue.replayable(self._tagged)
-        except Exception as e:  # a damaged queue must not stop the resumed run
-            self._pending_warnings.append(f"steering queue not reconciled: {e}")
         estimate = self.est.messages(m for m in messages if m.role != "system")
         prompt = 0
         if state is not None:
@@ -180,78 +127,9 @@ class ContextPart(LoopHooks):
         self.policy.record_estimate(estimate)
         self.policy.record_reported(prompt if estimate else 0)
 
-    # ------------------------------------------------------------------ plumbing
-
-    def attach(self, recorder: Recorder) -> None:
-        self._recorder = recorder
-
-    def tool_hooks(self) -> Sequence[ToolHooks]:
-        """This part runs the `pre_tool_use`/`post_tool_use` lifecycle hooks, when configured."""
-        if self.hooks is None or not (
-            self.hooks.has("pre_tool_use") or self.hooks.has("post_tool_use")
-        ):
-            return ()
-        return (self,)
-
-    def pre_tool(self, name: str, arguments: Any) -> str | None:
-        payload = PreToolUsePayload(**self._common(), tool_name=name, tool_input=arguments)
-        for r in self._hook("pre_tool_use", payload, name):
-            if r.denied:
-                return r.reason
-        return None
-
-    def post_tool(self, name: str, arguments: Any, response: dict[str, Any]) -> None:
-        payload = PostToolUsePayload(
-            **self._common(), tool_name=name, tool_input=arguments, tool_response=response
-        )
-        self._hook("post_tool_use", payload, name)
-
-    def _warn(self, message: str) -> None:
-        self._pending_warnings.append(message)
-        self._flush_warnings()
-
-    def _flush_warnings(self) -> None:
-        rec = self._recorder
-        if rec is None or not self._pending_warnings:
-            return
-        pending, self._pending_warnings = self._pending_warnings, []
-        for w in pending:
-            rec.warning(w)
-
-    def _report(self, results: list[HookResult]) -> None:
-        for r in results:
-            failure = r.failure()
-            if failure is not None:
-                self._warn(failure)
-
-    def _hook(self, event: str, payload: Any, subject: str | None = None) -> list[HookResult]:
-        if self.hooks is None or not self.hooks.has(event):
-            return []
-        results = self.hooks.run(event, payload, subject=subject)
-        self._report(results)
-        return results
-
-    def _common(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "cwd": str(self.workspace),
-            "transcript_path": self.transcript_path,
-        }
-
     # ------------------------------------------------------------------ LoopHooks
 
-    def orientation(self) -> str | None:
-        self._orientations += 1
-        self._flush_warnings()
-        source: Literal["startup", "resume", "clear"] = (
-            ("resume" if self.resumed else "startup") if self._orientations == 1 else "clear"
-        )  # "clear": re-orientation after a context reset
-        self._hook("session_start", SessionStartPayload(**self._common(), source=source), source)
-        return None
-
     def before_request(self, request: ModelRequest) -> None:
-        if self._delivered_uncommitted:
-            self._commit_delivered()
         if self._consume_manifest:
             # The orientation of this (fresh) context has been rendered: the reset is done.
             consume_reset_manifest(self.workspace)
@@ -270,8 +148,8 @@ class ContextPart(LoopHooks):
         return self.policy.decide(in_tool_loop=in_tool_loop) is CompactionDecision.COMPACT
 
     def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
-        self._recorder = recorder
-        self._flush_warnings()
+        self.warnings.attach(recorder)  # the recorder this call reports through
+        self.warnings.flush()
         if trigger == "auto" and self._model_switch:
             trigger = "model_switch"
         self._model_switch = False
@@ -281,10 +159,10 @@ class ContextPart(LoopHooks):
                 history, summary=local_summary(digest), budget=self._budget(), estimator=self.est
             )
             if skip is not None:  # known before asking the provider for a summary
-                self._warn(str(skip))
+                self.warnings.warn(str(skip))
                 return history
         summary, source = self._summary(history, digest, trigger)
-        queue_state = self._queue_state()
+        queue_state = self.steering.queue_state() if self.steering is not None else ([], [])
         try:
             prep = prepare_compaction(
                 history,
@@ -305,7 +183,7 @@ class ContextPart(LoopHooks):
             )
         except CompactionWouldNotShrink as e:
             # Nothing was written and no hook ran: the history stays as it is (no boundary).
-            self._warn(str(e))
+            self.warnings.warn(str(e))
             return history
         payload = pre_compact_payload(
             prep,
@@ -313,12 +191,12 @@ class ContextPart(LoopHooks):
             workspace=self.workspace,
             transcript_path=self.transcript_path,
         )
-        self._hook("pre_compact", payload, trigger)
+        self.hooks.run("pre_compact", payload, trigger)
         finish_compaction(prep, workspace=self.workspace, session_id=self.session_id)
         transition = self.segments.compacted(prep.history)
         recorder.emit(boundary_event(prep, thread_id=self.thread_id, transition=transition))
-        self._hook(
-            "session_start", SessionStartPayload(**self._common(), source="compact"), "compact"
+        self.hooks.run(
+            "session_start", SessionStartPayload(**self.hooks.common(), source="compact"), "compact"
         )
         self._compactions += 1
         self._envelope = prep.envelope
@@ -330,7 +208,7 @@ class ContextPart(LoopHooks):
             self._compacted_since_reset = True
         hard = self.thresholds.hard
         if hard is not None and after >= hard and trigger != "recovery":
-            self._warn(
+            self.warnings.warn(
                 f"the compacted history (about {after} tokens with the system prompt and tools) "
                 f"is still at or above the compaction threshold ({hard})"
             )
@@ -347,8 +225,8 @@ class ContextPart(LoopHooks):
         return due
 
     def reset(self, recorder: Recorder) -> None:
-        self._recorder = recorder
-        self._flush_warnings()
+        self.warnings.attach(recorder)  # the recorder this call reports through
+        self.warnings.flush()
         mode = self.config.agent.harness.context_reset_mode
         by_compaction = mode is ContextResetMode.ON_COMPACTION and self._compacted_since_reset
         write_reset_manifest(
@@ -363,10 +241,8 @@ class ContextPart(LoopHooks):
         self._stalls = 0 if made_progress else self._stalls + 1
 
     def on_finish(self, outcome: Outcome, recorder: Recorder) -> None:
-        self._recorder = recorder
-        self._flush_warnings()
-        if self._delivered_uncommitted:
-            self._commit_delivered()
+        self.warnings.attach(recorder)  # the recorder this call reports through
+        self.warnings.flush()
         kind = outcome.kind
         if kind.is_hard_block or kind is OutcomeKind.BLOCKED:
             extra = [self._last_artifact] if self._last_artifact else []
@@ -380,28 +256,7 @@ class ContextPart(LoopHooks):
             for path in (current, archive):
                 rel = str(path.relative_to(self.workspace)) if path.is_absolute() else str(path)
                 recorder.harness(HarnessEventKind.BLOCKED_HANDOFF_WRITTEN, path=rel)
-        self._hook("stop", StopPayload(**self._common()))
-        self._hook(
-            "session_end",
-            SessionEndPayload(**self._common(), reason=kind.code, subtype=kind.subtype.value),
-            kind.code,
-        )
         self._save_state()
-
-    def follow_ups(self) -> list[Message]:
-        try:
-            pending = self.queue.pending()
-        except Exception as e:  # a damaged queue file must not end the run
-            self._warn(f"steering queue unreadable, follow-ups not applied: {e}")
-            return []
-        out: list[Message] = []
-        for intent in pending:
-            if intent.id in self._delivered or intent.id in self._tagged:
-                continue
-            self._delivered.add(intent.id)
-            self._delivered_uncommitted.append(intent.id)
-            out.append(Message(role="user", content=intent.text, intent_id=intent.id))
-        return out
 
     # ------------------------------------------------------------------ public extras
 
@@ -415,32 +270,19 @@ class ContextPart(LoopHooks):
 
     # ------------------------------------------------------------------ internals
 
-    def _summary(self, history: list[Message], digest: Any, trigger: str) -> tuple[str, str]:
+    def _summary(
+        self, history: list[Message], digest: HistoryDigest, trigger: str
+    ) -> tuple[str, str]:
         """Provider summary at outer boundaries; local inside a tool loop and for recovery."""
         if trigger != "recovery" and not self._in_tool_loop:
             try:
                 text, _usage = provider_summary(self.provider, history)
                 return text, "provider"
             except ProviderError as e:
-                self._warn(
+                self.warnings.warn(
                     f"compaction summary request failed ({e.message}); used the local summary"
                 )
         return local_summary(digest), "local"
-
-    def _queue_state(self) -> tuple[list[Any], list[str]]:
-        try:
-            st = self.queue.state()
-        except Exception:
-            return [], []
-        return list(st.pending), list(st.applied_intent_ids)
-
-    def _commit_delivered(self) -> None:
-        ids, self._delivered_uncommitted = self._delivered_uncommitted, []
-        try:
-            self.queue.mark_applied(ids)
-        except Exception as e:  # busy or damaged: stay delivered in memory, retry next turn
-            self._delivered_uncommitted = ids + self._delivered_uncommitted
-            self._warn(f"could not mark follow-ups applied yet: {e}")
 
     def _budget(self) -> CompactionBudget:
         return compaction_budget(
@@ -485,7 +327,7 @@ class ContextPart(LoopHooks):
                     compaction_pending=self.policy.pending,
                     prompt_tokens=self.policy.pressure,
                     model=self.provider.model,
-                    provider=getattr(self.provider, "name", None),
+                    provider=self.provider.name,
                     turns=self._turns,
                     compactions=self._compactions,
                     last_history_artifact_path=self._last_artifact,
@@ -494,22 +336,10 @@ class ContextPart(LoopHooks):
                 ),
             )
         except OSError as e:
-            self._warn(f"could not save the context state: {e}")
+            self.warnings.warn(f"could not save the context state: {e}")
 
 
 def _now() -> str:
     from vtcode.clock import rfc3339
 
     return rfc3339()
-
-
-def make_part(ctx: ExecContext) -> LoopHooks | None:
-    """The context part for one exec-style run (`vtcode.runtime.hooks` composes the parts)."""
-    return ContextPart(
-        workspace=ctx.workspace,
-        session_id=ctx.session_id,
-        config=ctx.config,
-        provider=ctx.provider,
-        resumed=ctx.resumed,
-        forked_from=ctx.forked_from,
-    )

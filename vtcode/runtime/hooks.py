@@ -1,26 +1,36 @@
-"""The production LoopHooks: composes orientation, context management, steering and hooks.
+"""The production LoopHooks: composes orientation, steering, context management and the
+lifecycle hooks, one part per concern.
 
-Each concern lives in its own package and contributes one `LoopHooks` part; this module only
+Each part does one job and plugs into the loop through `LoopHooks`; this module builds and
 combines the parts for a run, so the runner stays ignorant of all of them.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vtcode.config.model import VtcodeConfig
+from vtcode.context.tokens import TokenEstimator
 from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.parts import LoopHooks, ToolHooks
 from vtcode.loop.recorder import Recorder
+from vtcode.loop.transcript import TRANSCRIPT_NAME, load_transcript
+from vtcode.providers.base import Provider
 from vtcode.providers.messages import Message, ModelRequest
+from vtcode.runtime.context_part import ContextPart
+from vtcode.runtime.lifecycle_part import LifecycleHooksPart
+from vtcode.runtime.orient_part import make_part as make_orient_part
+from vtcode.runtime.session_hooks import PartWarnings, SessionHooks
+from vtcode.runtime.steering_part import SteeringPart
+from vtcode.steering.queue import SteeringQueue
+from vtcode.store.layout import session_dir
 
 if TYPE_CHECKING:
     from vtcode.loop.exec_run import ExecContext
-
-# Each part module exposes `make_part(ctx: ExecContext) -> LoopHooks | None`.
-PART_MODULES: tuple[str, ...] = ("vtcode.runtime.orient_part", "vtcode.runtime.context_part")
 
 
 class CompositeHooks(LoopHooks):
@@ -76,16 +86,79 @@ class CompositeHooks(LoopHooks):
         return [m for p in self.parts for m in p.follow_ups()]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ContextParts:
+    """The parts that manage one session's context, sharing its warnings and hook runner."""
+
+    steering: SteeringPart
+    context: ContextPart
+    lifecycle: LifecycleHooksPart
+
+    def all(self) -> list[LoopHooks]:
+        # Order matters where parts act at the same point: follow-ups are committed before the
+        # context part measures a request; the blocked handoff and the context state are
+        # written before the `stop`/`session_end` hooks run.
+        return [self.steering, self.context, self.lifecycle]
+
+
+def context_parts(
+    *,
+    workspace: Path,
+    session_id: str,
+    config: VtcodeConfig,
+    provider: Provider,
+    resumed: bool = False,
+    forked_from: str | None = None,
+    estimator: TokenEstimator | None = None,
+    env: Mapping[str, str] | None = None,
+    thread_id: str | None = None,
+) -> ContextParts:
+    """Build the lifecycle-hooks, steering and context parts of one run of one session.
+
+    `resumed` without `forked_from` continues the session: its transcript tells the steering
+    part which follow-ups were already applied and the context part the pressure to start from.
+    """
+    root = Path(workspace).absolute()
+    transcript_path = session_dir(root, session_id) / TRANSCRIPT_NAME
+    warnings = PartWarnings()
+    hooks = SessionHooks(
+        workspace=root,
+        session_id=session_id,
+        config=config,
+        transcript_path=str(transcript_path),
+        warnings=warnings,
+        env=env,
+    )
+    history = (
+        load_transcript(transcript_path).messages if resumed and forked_from is None else None
+    )
+    queue = SteeringQueue(root, session_id, lock_timeout=config.store.lock_timeout_secs)
+    steering = SteeringPart(queue, warnings, resumed_transcript=history)
+    context = ContextPart(
+        hooks=hooks,
+        config=config,
+        provider=provider,
+        steering=steering,
+        resumed_transcript=history,
+        estimator=estimator,
+        thread_id=thread_id,
+    )
+    return ContextParts(steering, context, LifecycleHooksPart(hooks, resumed=resumed))
+
+
 def default_hooks_factory(ctx: ExecContext) -> LoopHooks:
+    """Every part of an exec-style run: orientation first, then context management."""
     parts: list[LoopHooks] = []
-    for name in PART_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-            continue
-        part = module.make_part(ctx)
-        if part is not None:
-            parts.append(part)
+    orient = make_orient_part(ctx)
+    if orient is not None:
+        parts.append(orient)
+    built = context_parts(
+        workspace=ctx.workspace,
+        session_id=ctx.session_id,
+        config=ctx.config,
+        provider=ctx.provider,
+        resumed=ctx.resumed,
+        forked_from=ctx.forked_from,
+    )
+    parts.extend(built.all())
     return CompositeHooks(parts)
