@@ -55,9 +55,11 @@ class Chat:
         self.sock = ws.parent / f"{name}.tmux"
         self.rc_file = ws.parent / f"{name}.rc"
         self.prompts: dict[str, int] = {}  # prompt -> how many were answered
+        # the user's home (config, trust, chat history) lies outside the workspace, as it would
+        self.home = ws.parent / f"{ws.name}.home"
         full = {
             "NO_COLOR": "1",
-            "VTCODE_HOME": str(ws / ".home"),
+            "VTCODE_HOME": str(self.home),
             "VTCODE_TOKENIZER": "bytes",
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", str(ws)),
@@ -342,7 +344,7 @@ def test_plan_approval(chat: Callable[..., Chat], snapshot_json: Any, choice: st
         c.wait_text("Implemented: plan.txt exists.")
     elif choice == "revise":
         c.say("smaller steps please", prompt="what should change?")
-        c.wait_text("2. Run the tests")
+        c.wait_text(" 2 Run the tests")  # the revised plan, as rich renders a numbered list
         c.say("4", "choice [1-4]:")
         c.wait_text("plan cancelled")
     else:

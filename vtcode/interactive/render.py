@@ -31,7 +31,9 @@ from vtcode.events.types import (
     ToolOutputItem,
     TurnCompletedEvent,
     TurnFailedEvent,
+    TurnStartedEvent,
 )
+from vtcode.interactive.markdown import render_markdown
 from vtcode.interactive.terminal import Terminal
 from vtcode.termtext import inert
 
@@ -78,7 +80,21 @@ class ChatRenderer:
         else:
             self._shown[item_id] = len(text)
 
+    def _answer(self, item_id: str, text: str, *, done: bool) -> None:
+        """On a real terminal an answer is shown once, whole, as markdown (the activity line
+        says it is being written meanwhile)."""
+        if not done:
+            self.t.busy("writing")
+            return
+        self.t.newline()
+        self.t.write(render_markdown(text, width=self.t.width(), color=self.t.color))
+        self.t.busy("model")
+
     def handle(self, event: ThreadEvent) -> None:
+        if isinstance(event, TurnStartedEvent):
+            self.t.busy("model")
+        elif isinstance(event, TurnCompletedEvent | TurnFailedEvent):
+            self.t.busy(None)
         if isinstance(event, ItemStartedEvent | ItemUpdatedEvent | ItemCompletedEvent):
             self._item(event)
         elif isinstance(event, ThreadCompactBoundaryEvent):
@@ -112,19 +128,25 @@ class ChatRenderer:
         item = event.item
         d: Any = item.details
         done = isinstance(event, ItemCompletedEvent)
-        if isinstance(d, AgentMessageItem | ReasoningItem):
+        if isinstance(d, AgentMessageItem) and self.t.rich_mode:
+            self._answer(item.id, d.text, done=done)
+        elif isinstance(d, AgentMessageItem | ReasoningItem):
             self._stream(item.id, d.text, done=done, reasoning=isinstance(d, ReasoningItem))
         elif isinstance(d, ToolInvocationItem | McpToolCallItem):
             if isinstance(event, ItemStartedEvent):
                 self._tag("[tool]", d.tool_name)
+                self.t.busy(inert(d.tool_name, newlines=False))
             elif done:
+                self.t.busy("model")
                 status = getattr(d, "outcome", None) or d.status
                 args = "" if d.arguments is None else clip(_json(d.arguments), 120)
                 self._tag("[tool done]", f"{d.tool_name} {getattr(status, 'value', status)} {args}")
         elif isinstance(d, CommandExecutionItem):  # a `!CMD` the user ran
             if isinstance(event, ItemStartedEvent):
                 self._tag("[shell]", f"$ {d.command}")
+                self.t.busy("shell")
             elif done:
+                self.t.busy(None)
                 self._command_output(d)
         elif isinstance(d, ToolOutputItem) and done:
             prefix = f"exit {d.exit_code}: " if d.exit_code is not None else ""

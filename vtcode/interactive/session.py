@@ -18,11 +18,11 @@ from vtcode.interactive.permission import PermissionPrompt
 from vtcode.interactive.plan import PlanFlow
 from vtcode.interactive.shell import run_user_command
 from vtcode.interactive.terminal import Key, Terminal
-from vtcode.loop.exec_run import Interaction, RunParts
 from vtcode.loop.outcomes import OutcomeKind
 from vtcode.loop.parts import UserAction
 from vtcode.loop.runner import Runner
 from vtcode.providers.messages import Message
+from vtcode.runtime.exec_run import Interaction, RunParts
 
 __all__ = ["ChatSession"]
 
@@ -78,7 +78,7 @@ class ChatSession(Interaction):
             if action is not None:
                 return action
         while True:
-            line = self.t.read(PLAN_PROMPT if self.plan.armed else PROMPT)
+            line = self.t.read(PLAN_PROMPT if self.plan.armed else PROMPT, chat=True)
             if line.key is Key.INTERRUPT:
                 if self._armed_exit:
                     return self._leave(OutcomeKind.EXIT, runner)

@@ -1,4 +1,9 @@
-"""The terminal of a chat: prompted lines (readline), Ctrl-C/Ctrl-D as results, one output stream.
+"""The terminal of a chat: prompted lines, Ctrl-C/Ctrl-D as results, one output stream.
+
+On the process's own TTY (stdin and stdout both terminals) lines are read with prompt_toolkit
+(history, Tab completion: `vtcode.interactive.editor`), an activity line shows what works and for
+how long (`vtcode.interactive.spinner`) and answers are rendered as markdown (`rich_mode`). On any
+other stream (tests, an embedding program) it is plain lines, exactly as before.
 
 While the loop works, SIGINT belongs to the run's `CancelToken` (it cancels the user turn). While
 a prompt waits for a line, SIGINT must end the wait instead: `read` swaps in Python's default
@@ -10,13 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import shutil
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vtcode.interactive.editor import LineEditor
+    from vtcode.interactive.spinner import Spinner
 
 __all__ = ["Key", "Line", "Terminal"]
 
@@ -42,6 +52,13 @@ class _Terminated(Exception):
     pass
 
 
+def _ttys(*streams: IO[str]) -> bool:
+    try:
+        return all(s.isatty() for s in streams)
+    except (ValueError, OSError):  # a closed stream
+        return False
+
+
 class Terminal:
     """Reads prompted lines and writes the conversation; tracks the cursor's line start."""
 
@@ -58,20 +75,46 @@ class Terminal:
         self.at_line_start = True
         # Called before every prompt; the session points it at the gate's `settle`.
         self.before_prompt: Callable[[], None] = _nothing
-        # input() gives readline editing and history, but only on the real console streams.
-        self._use_input = self.stdin is sys.stdin and self.stdout is sys.stdout
-        if self._use_input:
-            with contextlib.suppress(ImportError):
-                import readline  # noqa: F401  (importing it is what enables line editing)
+        self.editor: LineEditor | None = None
+        self.spinner: Spinner | None = None
+        if self.stdin is sys.stdin and self.stdout is sys.stdout and _ttys(self.stdin, self.stdout):
+            from vtcode.interactive.editor import LineEditor, history_path
+            from vtcode.interactive.spinner import Spinner
+
+            self.editor = LineEditor(history_path())
+            self.spinner = Spinner(self._raw)
+
+    @property
+    def rich_mode(self) -> bool:
+        """A real terminal: answers are shown whole, as markdown, with an activity line."""
+        return self.editor is not None
+
+    def width(self) -> int:
+        return shutil.get_terminal_size((100, 40)).columns
 
     # ------------------------------------------------------------------ output
+
+    def _raw(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
 
     def write(self, text: str) -> None:
         if not text:
             return
-        self.stdout.write(text)
-        self.stdout.flush()
-        self.at_line_start = text.endswith("\n")
+        if self.spinner is None:
+            self._raw(text)
+            self.at_line_start = text.endswith("\n")
+            return
+        with self.spinner.lock:  # the activity line is erased first, never written over
+            self.spinner.erase()
+            self._raw(text)
+            self.at_line_start = text.endswith("\n")
+            self.spinner.line_free = self.at_line_start
+
+    def busy(self, label: str | None) -> None:
+        """Say what works now (a model request, a tool) on the activity line; None: nothing."""
+        if self.spinner is not None:
+            self.spinner.set(label)
 
     def line(self, text: str = "") -> None:
         """`text` on a line of its own."""
@@ -87,13 +130,15 @@ class Terminal:
 
     # ------------------------------------------------------------------ input
 
-    def read(self, prompt: str) -> Line:
-        """One line; Ctrl-D, Ctrl-C and SIGTERM come back as `Key`s, never as exceptions."""
+    def read(self, prompt: str, *, chat: bool = False) -> Line:
+        """One line; Ctrl-D, Ctrl-C and SIGTERM come back as `Key`s, never as exceptions.
+        `chat`: a conversation line (remembered in the history, slash commands complete)."""
         self.before_prompt()  # what the run emitted so far is on screen before the prompt
+        self.busy(None)
         self.newline()
         with self._prompt_signals():
             try:
-                text = self._read(prompt)
+                text = self._read(prompt, chat)
             except EOFError:
                 self.write("\n")
                 return Line(Key.EOF)
@@ -106,9 +151,9 @@ class Terminal:
         self.at_line_start = True
         return Line(Key.TEXT, text)
 
-    def _read(self, prompt: str) -> str:
-        if self._use_input:
-            return input(prompt)
+    def _read(self, prompt: str, chat: bool) -> str:
+        if self.editor is not None:
+            return self.editor.read(prompt, chat=chat)
         self.write(prompt)
         text = self.stdin.readline()
         if not text:
