@@ -108,9 +108,9 @@ def main() -> None:
         print(f"loop memory: append {t_append * 1e3:.2f} ms "
               f"(bare write+fsync: {t_bare * 1e3:.2f} ms, x{t_append / t_bare:.1f})")  # fmt: skip
 
-        from vtcode.loop.exec_run import ExecRequest, run_exec
-        from vtcode.orient.loop_runner import LoopRunRequest, run_loop
+        from vtcode.runtime.exec_run import ExecRequest, run_exec
         from vtcode.runtime.hooks import default_hooks_factory
+        from vtcode.runtime.loop_runner import LoopRunRequest, run_loop
 
         cfg = VtcodeConfig()
         steps = 3

@@ -32,7 +32,7 @@ os.environ.setdefault("VTCODE_TOKENIZER", "bytes")
 from vtcode.config.load import load_config
 from vtcode.interactive.run import ChatRequest, run_chat
 from vtcode.interactive.terminal import Terminal
-from vtcode.loop.exec_run import ExecRequest, run_exec
+from vtcode.runtime.exec_run import ExecRequest, run_exec
 from vtcode.runtime.hooks import default_hooks_factory
 
 

@@ -89,7 +89,7 @@ def bench_mcp(n: int) -> None:
 def _events() -> list[object]:
     """The events of a real run (scenario-tool-loop) from its canonical log."""
     from vtcode.config.load import load_config
-    from vtcode.loop.exec_run import ExecRequest, run_exec
+    from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.store import read_session_events
 
     ws = Path(tempfile.mkdtemp(prefix="vtcode-bench-otel-"))
@@ -144,9 +144,9 @@ def bench_imports() -> None:
             samples.append(time.perf_counter() - t)
         return statistics.median(samples)
 
-    base = cost("import vtcode.loop.exec_run")
-    otel = cost("import vtcode.loop.exec_run, vtcode.telemetry.otel")
-    mcp = cost("import vtcode.loop.exec_run, vtcode.mcp.manager, mcp.client.stdio")
+    base = cost("import vtcode.runtime.exec_run")
+    otel = cost("import vtcode.runtime.exec_run, vtcode.telemetry.otel")
+    mcp = cost("import vtcode.runtime.exec_run, vtcode.mcp.manager, mcp.client.stdio")
     print(
         f"import exec_run: {base * 1e3:6.0f} ms  +otel exporter {otel * 1e3:6.0f} ms"
         f"  +mcp client {mcp * 1e3:6.0f} ms (paid only when configured)"

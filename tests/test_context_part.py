@@ -437,8 +437,8 @@ def test_a_later_threshold_compaction_is_auto_not_recovery(tmp_path: Path) -> No
 def test_resume_after_manual_compaction_keeps_the_summary(tmp_path: Path) -> None:
     from vtcode.context.compaction import SUMMARY_NAME
     from vtcode.context.manual import compact_session
-    from vtcode.loop.exec_run import ExecRequest, run_exec
     from vtcode.loop.parts import LoopHooks
+    from vtcode.runtime.exec_run import ExecRequest, run_exec
 
     cfg = VtcodeConfig()
     first = tmp_path / "one.toml"

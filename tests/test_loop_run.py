@@ -106,10 +106,10 @@ def test_second_step_orients_from_the_first(tmp_path: Path) -> None:
 def test_a_step_session_starts_from_the_orientation(tmp_path: Path) -> None:
     """In process: the system prompt of a real exec run carries `vtcode orient`'s section."""
     from vtcode.config.model import VtcodeConfig
-    from vtcode.loop.exec_run import ExecContext, ExecRequest, run_exec
     from vtcode.loop.parts import LoopHooks
     from vtcode.orient.context import gather_orientation
     from vtcode.orient.memory import MemoryKind, append_entry
+    from vtcode.runtime.exec_run import ExecContext, ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
 
     append_entry(tmp_path, MemoryKind.NOTES, "the parser lives in src/parse.py")

@@ -31,7 +31,7 @@ from opentelemetry.trace import StatusCode
 from tests.exec_support import SCRIPTS, SESSION, raw_events, vtcode
 from vtcode.config.load import load_config
 from vtcode.config.model import OtelConfig
-from vtcode.loop.exec_run import ExecRequest, run_exec
+from vtcode.runtime.exec_run import ExecRequest, run_exec
 from vtcode.runtime.hooks import default_hooks_factory
 from vtcode.telemetry import make_otel_exporter
 from vtcode.telemetry.otel import OtelExporter, resolve_endpoint, resolve_timeout

@@ -24,7 +24,7 @@ import pytest
 
 from tests.exec_support import REPO, SESSION, canonical_snapshot, raw_events, vtcode
 from vtcode.config.model import VtcodeConfig
-from vtcode.loop.exec_run import ExecContext
+from vtcode.runtime.exec_run import ExecContext
 from vtcode.runtime.orient_part import OrientPart, make_part
 from vtcode.sandbox import FORCE_UNAVAILABLE_ENV, Sandbox, SandboxState
 from vtcode.schemas import fast_validator

@@ -111,7 +111,7 @@ def run(
     process owns its signals). Raises `VtcodeError` (located message and hint) when the run
     cannot start; nothing is written then.
     """
-    from vtcode.loop.exec_run import ExecRequest, run_exec
+    from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
 
     root = Path(workspace)

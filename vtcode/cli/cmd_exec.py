@@ -107,7 +107,7 @@ def exec_cmd(
     from vtcode.cli.output import print_error, print_warning, want_color
     from vtcode.cli.sinks import FinalAnswerSink, HumanProgressSink, StdoutJsonSink
     from vtcode.errors import UsageError
-    from vtcode.loop.exec_run import ExecRequest, run_exec
+    from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
 
     args = list(words)

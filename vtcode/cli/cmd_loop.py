@@ -70,7 +70,7 @@ def run(
     """
     from vtcode.cli.output import want_color
     from vtcode.cli.sinks import HumanProgressSink
-    from vtcode.orient.loop_runner import LoopRunRequest, run_loop
+    from vtcode.runtime.loop_runner import LoopRunRequest, run_loop
 
     prompt: str | None
     if list(words) == ["-"]:

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vtcode.loop.exec_run import RunParts
 from vtcode.loop.parts import LoopHooks
 from vtcode.loop.runner import Runner
 from vtcode.providers.messages import Message
+from vtcode.runtime.exec_run import RunParts
 
 __all__ = ["Controls"]
 

@@ -15,7 +15,7 @@ from vtcode.interactive.prompts import CHAT_SYSTEM_PROMPT
 from vtcode.interactive.render import ChatRenderer
 from vtcode.interactive.session import ChatSession
 from vtcode.interactive.terminal import Terminal
-from vtcode.loop.exec_run import ExecRequest, ExecResult, run_exec
+from vtcode.runtime.exec_run import ExecRequest, ExecResult, run_exec
 
 __all__ = ["ChatRequest", "run_chat"]
 

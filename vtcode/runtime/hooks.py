@@ -30,7 +30,7 @@ from vtcode.steering.queue import SteeringQueue
 from vtcode.store.layout import session_dir
 
 if TYPE_CHECKING:
-    from vtcode.loop.exec_run import ExecContext
+    from vtcode.runtime.exec_run import ExecContext
 
 
 class CompositeHooks(LoopHooks):

@@ -169,8 +169,8 @@ def _recover_interrupted(ws: Path, state: LoopRunState, say: Callable[[str], Non
 def _run_steps(
     req: LoopRunRequest, state: LoopRunState, say: Callable[[str], None]
 ) -> LoopRunReport:
-    from vtcode.loop.exec_run import ExecRequest, run_exec
     from vtcode.orient.progress import is_complete, load_progress
+    from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
     from vtcode.store.layout import session_dir
 

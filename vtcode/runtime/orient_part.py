@@ -33,7 +33,7 @@ from vtcode.orient.progress import (
 from vtcode.providers.messages import ModelRequest
 
 if TYPE_CHECKING:
-    from vtcode.loop.exec_run import ExecContext
+    from vtcode.runtime.exec_run import ExecContext
 
 __all__ = ["OrientPart", "make_part"]
 

@@ -123,7 +123,7 @@ def _exec(
     sinks: Sequence[Any],
     max_turns: int | None = None,
 ) -> Any:
-    from vtcode.loop.exec_run import ExecRequest, run_exec
+    from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
 
     return run_exec(
@@ -212,7 +212,7 @@ class _ParentSession:
         self.session_id = check_id(session_id) if session_id else new_session_id()
         first_item = 0
         if appending:
-            from vtcode.loop.exec_run import _max_item_index
+            from vtcode.runtime.exec_run import _max_item_index
             from vtcode.store.closeout import open_for_append
 
             self.writer = open_for_append(workspace, self.session_id, config.store)
