@@ -98,3 +98,80 @@ def test_answers_are_styled_when_colour_is_wanted(
     c.wait_prompt()
     c.key("C-d")
     assert c.exit_code() == 0
+
+
+def test_no_color_flag_plain_answers(
+    chat: Callable[..., Chat],  # noqa: F811
+) -> None:
+    args = ["--no-color", "chat", "--session-id", "chat-session", "--script", str(SCRIPT)]
+    c = chat(None, *args, env={"NO_COLOR": "", "TERM": "xterm-256color"})
+    _wait_and_release(c)
+    answer = _colour_screen(c).split("Waiting for the flag.", 1)[1]
+    assert SGR.search(answer) is None, answer  # --no-color: layout kept, no styling
+    assert " • first point" in answer
+    c.wait_prompt()
+    c.key("C-d")
+    assert c.exit_code() == 0
+
+
+def test_the_model_spinner_counts_while_a_request_waits(
+    chat: Callable[..., Chat],  # noqa: F811
+) -> None:
+    c = chat("slow-turn")  # the first reply comes after 30 s: Ctrl-C ends the wait
+    c.say("hello")
+    model = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] model (\d+\.\d)s")
+    first = wait_until(f"the model spinner:\n{c.screen()}", lambda: model.search(c.screen()))
+    wait_until(
+        "the elapsed time to grow",
+        lambda: (m := model.search(c.screen())) is not None and m[1] != first[1],
+    )
+    c.key("C-c")
+    c.wait_text("[turn failed] turn cancelled")
+    c.wait_prompt()
+    assert not model.search(c.screen())  # erased, not left on screen
+    c.key("C-d")
+    assert c.exit_code() == 0
+
+
+# ---- the parts, in-process -------------------------------------------------------------------
+
+
+def test_slash_completion_offers_commands_then_effort_levels() -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from vtcode.interactive.editor import SlashCompleter
+
+    def offered(text: str) -> list[str]:
+        found = SlashCompleter().get_completions(Document(text), CompleteEvent(True))
+        return [text[: len(text) + c.start_position] + c.text for c in found]
+
+    assert offered("/s") == ["/status", "/steer"]
+    assert offered("/EF") == ["/effort"]
+    assert offered("/effort m") == ["/effort medium"]
+    assert offered("/effort ") == ["/effort low", "/effort medium", "/effort high"]
+    assert offered("hello /s") == [] and offered("//s") == [] and offered("/model g") == []
+
+
+def test_history_lives_in_the_user_state_folder(tmp_path: Path) -> None:
+    from vtcode.interactive.editor import history_path
+
+    assert history_path({"VTCODE_HOME": "/h"}) == Path("/h/chat_history")
+    state = {"XDG_STATE_HOME": "/s", "HOME": "/u"}
+    assert history_path(state) == Path("/s/vtcode/chat_history")
+    relative = {"XDG_STATE_HOME": "rel", "HOME": str(tmp_path)}
+    assert history_path(relative) == Path.home() / ".local/state/vtcode/chat_history"
+
+
+def test_markdown_is_inert_and_plain_without_colour() -> None:
+    from vtcode.interactive.markdown import render_markdown
+
+    hostile = "**bold** \x1b]52;c;QUFBQQ==\x07 [link](https://example.invalid) \x1b[2J`x`"
+    plain = render_markdown(hostile, width=80, color=False)
+    assert "\x1b" not in plain and "\x07" not in plain
+    # the OSC 52 (clipboard) and erase-screen sequences are gone; the link shows its target
+    assert plain == "bold  link (https://example.invalid) x\n"
+    coloured = render_markdown(hostile, width=80, color=True)
+    assert "\x1b]" not in coloured  # no OSC (clipboard, hyperlink): only SGR styling
+    assert all(seq.endswith("m") for seq in re.findall(r"\x1b\[[0-9;]*[A-Za-z]", coloured))
+    assert all(len(line) < 80 for line in plain.splitlines())  # never fills the last column

@@ -11,7 +11,12 @@ from vtcode.cli.context import AppContext, check_overrides
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
-/model NAME /new /exit. Ctrl-C cancels the running turn (turn.failed "turn cancelled"); Ctrl-C
+/model NAME /new /exit (Tab completes them). !CMD runs CMD in the workspace yourself, under the
+same permission rules and sandbox as the model's commands (a command_execution item in the log;
+the model does not see it). Up/Down recall earlier lines from the history file
+($VTCODE_HOME/chat_history, else ~/.local/state/vtcode/chat_history). Answers are shown as
+markdown; a spinner with elapsed seconds says what is working. Ctrl-C cancels the running
+turn (turn.failed "turn cancelled"); Ctrl-C
 twice at the prompt leaves (outcome exit, exit 130); /exit or Ctrl-D ends the session (outcome
 completed, exit 0; blocked, exit 1, when the last turn was blocked or aborted). Permission rules
 that `ask` are asked on the terminal (y / n / a = always). Events go to the canonical session

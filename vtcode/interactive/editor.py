@@ -18,6 +18,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.output import ColorDepth
 
 from vtcode.fsutil import ensure_private_dir
 from vtcode.interactive.commands import COMMANDS, EFFORTS
@@ -79,14 +80,18 @@ class LineEditor:
     """Reads one line with editing, history and completion; raises EOFError (Ctrl-D) and
     KeyboardInterrupt (Ctrl-C) as `input()` does, so `Terminal` handles both the same way."""
 
-    def __init__(self, history: Path | None) -> None:
+    def __init__(self, history: Path | None, *, color: bool) -> None:
+        depth = None if color else ColorDepth.MONOCHROME  # --no-color: no colour in menus either
         self.chat: PromptSession[str] = PromptSession(
             history=_history(history),
             completer=SlashCompleter(),
             complete_while_typing=False,
             enable_suspend=False,
+            color_depth=depth,
         )
-        self.question: PromptSession[str] = PromptSession(history=InMemoryHistory())
+        self.question: PromptSession[str] = PromptSession(
+            history=InMemoryHistory(), color_depth=depth
+        )
 
     def read(self, prompt: str, *, chat: bool) -> str:
         session = self.chat if chat else self.question

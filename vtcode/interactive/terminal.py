@@ -81,7 +81,7 @@ class Terminal:
             from vtcode.interactive.editor import LineEditor, history_path
             from vtcode.interactive.spinner import Spinner
 
-            self.editor = LineEditor(history_path())
+            self.editor = LineEditor(history_path(), color=color)
             self.spinner = Spinner(self._raw)
 
     @property
