@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import orjson
 
+from vtcode.messages import Message, ModelRequest
 from vtcode.providers.collect import collect
-from vtcode.providers.messages import Message, ModelRequest
 from vtcode.providers.openai import OpenAIProvider
 from vtcode.providers.replay import ReplayProvider
 from vtcode.providers.retry import RetryPolicy

@@ -38,7 +38,7 @@ from vtcode.context.digest import digest_history
 from vtcode.context.envelope import build_envelope, render_envelope
 from vtcode.context.summary import local_summary
 from vtcode.context.tokens import TokenEstimator
-from vtcode.providers.messages import Message, ToolCall
+from vtcode.messages import Message, ToolCall
 
 
 def make_history(n: int) -> list[Message]:

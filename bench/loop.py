@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.config.model import ToolsConfig, VtcodeConfig
-from vtcode.providers.messages import ModelRequest, StreamEvent
+from vtcode.messages import ModelRequest, StreamEvent
 from vtcode.runtime.exec_run import ExecRequest, run_exec
 from vtcode.runtime.hooks import default_hooks_factory
 

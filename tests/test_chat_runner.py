@@ -28,7 +28,7 @@ from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserAction, UserTurns
 from vtcode.loop.recorder import Recorder
 from vtcode.loop.runner import Runner
-from vtcode.providers.messages import Message, ModelRequest, StreamEvent, ToolCall, ToolSpec
+from vtcode.messages import Message, ModelRequest, StreamEvent, ToolCall, ToolSpec
 from vtcode.providers.replay import ReplayProvider
 from vtcode.schemas import fast_validator
 

@@ -15,11 +15,11 @@ from tests.exec_support import SCRIPTS, SESSION, vtcode
 from vtcode.config.model import VtcodeConfig
 from vtcode.events.types import ErrorItem, ItemCompletedEvent, ThreadEvent
 from vtcode.loop.recorder import Recorder
-from vtcode.loop.transcript import load_transcript
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 from vtcode.providers.replay import ReplayProvider
 from vtcode.providers.script import parse_script
 from vtcode.runtime.hooks import context_parts
+from vtcode.store.transcript import load_transcript
 
 HOOK = "import sys; open('hook-ran', 'w').write(sys.stdin.read())"
 TRUST = {"VTCODE_TRUST_WORKSPACE": "1"}

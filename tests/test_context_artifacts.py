@@ -28,7 +28,7 @@ from vtcode.context.reset import (
 )
 from vtcode.context.segments import SegmentTracker, catalog_hash
 from vtcode.jsontypes import encode
-from vtcode.providers.messages import Message, ModelRequest, ToolCall, ToolSpec
+from vtcode.messages import Message, ModelRequest, ToolCall, ToolSpec
 from vtcode.schemas import fast_validator
 from vtcode.steering.models import QueuedFollowUpIntent
 from vtcode.tools.registry import default_registry

@@ -16,7 +16,7 @@ from vtcode.context.compaction import (
 from vtcode.context.digest import digest_history
 from vtcode.context.summary import local_summary
 from vtcode.context.tokens import TokenEstimator
-from vtcode.providers.messages import Message, ToolCall
+from vtcode.messages import Message, ToolCall
 
 EST = TokenEstimator()  # bytes / 4: deterministic whatever is installed
 

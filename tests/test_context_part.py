@@ -28,7 +28,7 @@ from vtcode.events.types import ThreadEvent
 from vtcode.loop.limits import Limits
 from vtcode.loop.runner import Runner
 from vtcode.loop.tool_exec import RegistryToolExecutor
-from vtcode.providers.messages import Message, ModelRequest, StreamEvent, ToolCall
+from vtcode.messages import Message, ModelRequest, StreamEvent, ToolCall
 from vtcode.providers.replay import ReplayProvider
 from vtcode.providers.script import parse_script
 from vtcode.runtime.hooks import CompositeHooks, context_parts

@@ -11,7 +11,7 @@ from vtcode.context.thresholds import (
     resolve_thresholds,
 )
 from vtcode.context.tokens import TokenEstimator, byte_tokens
-from vtcode.providers.messages import Message, ModelRequest, ToolCall, ToolSpec
+from vtcode.messages import Message, ModelRequest, ToolCall, ToolSpec
 
 
 def test_byte_estimate_is_ceil_of_utf8_bytes_over_four() -> None:

@@ -26,8 +26,7 @@ from vtcode.loop.fsm_table import GUARDS, STATES, TERMINAL, TRANSITIONS
 from vtcode.loop.limits import Limits
 from vtcode.loop.parts import ToolExecutor, ToolRunOutcome
 from vtcode.loop.runner import Runner
-from vtcode.providers.base import FailureKind, Pricing, ProviderError
-from vtcode.providers.messages import (
+from vtcode.messages import (
     ModelRequest,
     ResponseCompleted,
     StreamEvent,
@@ -35,6 +34,7 @@ from vtcode.providers.messages import (
     ToolCall,
     ToolCallDelta,
 )
+from vtcode.providers.base import FailureKind, Pricing, ProviderError
 from vtcode.schemas import fast_validator
 
 STATE_NAMES = {s.name for s in STATES}

@@ -8,10 +8,10 @@ import orjson
 
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import Recorder
+from vtcode.messages import Message, ModelRequest
 from vtcode.orient.handoff import write_handoff
 from vtcode.orient.models import HandoffRequest, ProgressLedger
 from vtcode.orient.progress import load_progress, progress_monitor, save_progress
-from vtcode.providers.messages import Message, ModelRequest
 from vtcode.runtime.orient_part import OrientPart
 
 

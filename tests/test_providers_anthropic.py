@@ -19,10 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import UsageError
 from vtcode.events.types import Usage
-from vtcode.providers.anthropic import AnthropicProvider, convert_messages
-from vtcode.providers.base import FailureKind, ProviderError
-from vtcode.providers.collect import collect
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ResponseCompleted,
@@ -32,6 +29,9 @@ from vtcode.providers.messages import (
     ToolCallDelta,
     ToolSpec,
 )
+from vtcode.providers.anthropic import AnthropicProvider, convert_messages
+from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.collect import collect
 from vtcode.providers.registry import make_provider
 from vtcode.providers.retry import RetryPolicy
 

@@ -21,9 +21,7 @@ from vtcode.config.model import AgentConfig, VtcodeConfig
 from vtcode.errors import ExitCode, UsageError
 from vtcode.events.types import Usage
 from vtcode.jsontypes import encode
-from vtcode.providers.base import FailureKind, ProviderError
-from vtcode.providers.collect import collect
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -33,6 +31,8 @@ from vtcode.providers.messages import (
     ToolCall,
     ToolSpec,
 )
+from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.collect import collect
 from vtcode.providers.openai import OpenAIProvider, map_finish_reason
 from vtcode.providers.registry import make_provider
 from vtcode.providers.retry import RetryPolicy

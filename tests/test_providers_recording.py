@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import ScriptedReply, SSEServer
 
+from vtcode.messages import Message, ModelRequest, ToolCall
 from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.collect import CollectedResponse, collect
-from vtcode.providers.messages import Message, ModelRequest, ToolCall
 from vtcode.providers.openai import OpenAIProvider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.replay import ReplayProvider

@@ -22,8 +22,7 @@ from vtcode.config.model import VtcodeConfig
 from vtcode.errors import ExitCode, UsageError
 from vtcode.events.types import Usage
 from vtcode.jsontypes import encode
-from vtcode.providers.base import FailureKind, Provider, ProviderError, ProviderInterrupted
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -34,6 +33,7 @@ from vtcode.providers.messages import (
     ToolCallDelta,
     ToolSpec,
 )
+from vtcode.providers.base import FailureKind, Provider, ProviderError, ProviderInterrupted
 from vtcode.providers.registry import make_provider
 from vtcode.providers.replay import ReplayProvider, estimate_tokens
 from vtcode.providers.script import (

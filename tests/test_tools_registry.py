@@ -9,7 +9,7 @@ import orjson
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from vtcode.providers.messages import ToolCall, ToolSpec
+from vtcode.messages import ToolCall, ToolSpec
 from vtcode.tools.base import Tool, ToolContext, ToolResult
 from vtcode.tools.registry import (
     InvalidToolArguments,

@@ -1,6 +1,8 @@
 """The conversation as providers see it: messages, tool calls, tool specs, stream events.
 
 One definition serves the loop, every provider, the tools (their `ToolSpec`) and compaction.
+It is part of the core layer (docs/architecture.md), not of `vtcode.providers`: tools, MCP,
+context and the store's transcript all speak it without depending on a model backend.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from vtcode.context.models import HistoryArchiveMeta, SessionMemoryEnvelope
 from vtcode.fsutil import atomic_write_bytes, atomic_write_json, ensure_private_dir
 from vtcode.ids import check_id
 from vtcode.jsontypes import encode
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 from vtcode.redact import Redactor
 
 __all__ = [
@@ -90,7 +90,7 @@ def write_archive(
     envelope: SessionMemoryEnvelope,
 ) -> None:
     """The full pre-compaction history (metadata first) and the envelope beside it."""
-    from vtcode.loop.transcript import message_to_json
+    from vtcode.store.transcript import message_to_json
 
     ensure_private_dir(paths.history.parent)
     meta = dataclasses.replace(meta, envelope_path=paths.envelope_relative)

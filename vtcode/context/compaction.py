@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 import orjson
 
 from vtcode.context.tokens import ROLE_OVERHEAD, TokenEstimator, default_estimator
-from vtcode.providers.messages import Message, ToolCall
+from vtcode.messages import Message, ToolCall
 
 __all__ = [
     "CONTINUITY_TAIL_TARGET_TOKENS",

@@ -38,7 +38,7 @@ from vtcode.context.tokens import TokenEstimator
 from vtcode.events.enums import CompactionMode, CompactionTrigger
 from vtcode.events.types import ThreadCompactBoundaryEvent
 from vtcode.hooks.models import PreCompactPayload
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 from vtcode.steering.models import QueuedFollowUpIntent
 
 __all__ = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 
 __all__ = ["HistoryDigest", "describe_result", "digest_history", "one_line"]
 

@@ -12,7 +12,7 @@ from vtcode.context.compaction import CompactionBudget, compact_history
 from vtcode.context.digest import digest_history
 from vtcode.context.envelope import build_envelope, render_envelope
 from vtcode.context.summary import local_summary
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 
 __all__ = ["fork_history"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from vtcode.events.enums import ContextResetTrigger
 from vtcode.events.types import ContextResetEvent, ThreadEvent
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 
 __all__ = ["FreshContextHandoff", "fresh_plan_execution_context", "handoff_directive"]
 

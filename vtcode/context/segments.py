@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from vtcode.providers.messages import Message, ModelRequest, ToolSpec
+from vtcode.messages import Message, ModelRequest, ToolSpec
 
 __all__ = ["Segment", "SegmentTracker", "SegmentTransition", "catalog_hash", "sha256_hex"]
 

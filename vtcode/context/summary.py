@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 from vtcode.context.digest import HistoryDigest, describe_result, one_line
 from vtcode.events.types import Usage
+from vtcode.messages import Message, ModelRequest, ResponseCompleted, TextDelta
 from vtcode.providers.base import Provider, ProviderError
-from vtcode.providers.messages import Message, ModelRequest, ResponseCompleted, TextDelta
 
 __all__ = ["SUMMARY_PROMPT", "local_summary", "provider_summary"]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from vtcode.providers.messages import Message, ModelRequest, ToolSpec
+from vtcode.messages import Message, ModelRequest, ToolSpec
 
 __all__ = [
     "IMAGE_TOKENS",

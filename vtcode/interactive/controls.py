@@ -19,7 +19,7 @@ from typing import Any
 
 from vtcode.loop.parts import LoopHooks
 from vtcode.loop.runner import Runner
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 from vtcode.runtime.exec_run import RunParts
 
 __all__ = ["Controls"]

@@ -33,7 +33,7 @@ from vtcode.interactive.prompts import EXECUTE_DIRECTIVE, PLAN_DIRECTIVE, REVISE
 from vtcode.interactive.terminal import Key, Terminal
 from vtcode.loop.parts import UserAction
 from vtcode.loop.runner import Runner
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 
 __all__ = ["READ_ONLY_TOOLS", "PlanFlow", "Proposal"]
 

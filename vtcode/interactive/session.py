@@ -21,7 +21,7 @@ from vtcode.interactive.terminal import Key, Terminal
 from vtcode.loop.outcomes import OutcomeKind
 from vtcode.loop.parts import UserAction
 from vtcode.loop.runner import Runner
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 from vtcode.runtime.exec_run import Interaction, RunParts
 
 __all__ = ["ChatSession"]

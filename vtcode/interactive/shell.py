@@ -30,7 +30,7 @@ from vtcode.events.types import (
 )
 from vtcode.interactive.controls import Controls
 from vtcode.loop.runner import Runner
-from vtcode.providers.messages import ToolCall
+from vtcode.messages import ToolCall
 from vtcode.tools.exec_sessions import MAX_OUTPUT_TOKENS
 from vtcode.tools.exec_tools import MAX_YIELD_MS
 

@@ -17,7 +17,7 @@ from vtcode.events.types import Usage
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.recorder import Recorder
-from vtcode.providers.messages import Message, ModelRequest, ToolCall
+from vtcode.messages import Message, ModelRequest, ToolCall
 
 if TYPE_CHECKING:
     from vtcode.loop.runner import Runner

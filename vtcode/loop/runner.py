@@ -30,8 +30,7 @@ from vtcode.loop.limits import Budget, Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserAction, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
-from vtcode.providers.base import FailureKind, Provider, ProviderError
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -40,6 +39,7 @@ from vtcode.providers.messages import (
     ToolCall,
     ToolCallDelta,
 )
+from vtcode.providers.base import FailureKind, Provider, ProviderError
 
 __all__ = ["STEPS", "RunResult", "Runner"]
 

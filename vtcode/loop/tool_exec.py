@@ -16,7 +16,7 @@ from vtcode.events.enums import ToolCallStatus, ToolOutcome
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.parts import ToolExecutor, ToolHooks, ToolRunOutcome
 from vtcode.mcp.names import is_mcp_name
-from vtcode.providers.messages import ToolCall, ToolSpec
+from vtcode.messages import ToolCall, ToolSpec
 from vtcode.tools.base import ToolContext, ToolError
 from vtcode.tools.permissions import PermissionVerdict
 from vtcode.tools.registry import InvalidToolArguments, ToolRegistry, UnknownToolError

@@ -15,7 +15,7 @@ import orjson
 from vtcode.mcp.client import McpCallError, RemoteTool, ServerUnavailable
 from vtcode.mcp.names import tool_name
 from vtcode.mcp.runtime import CallCancelled, CallTimeout, LoopThread
-from vtcode.providers.messages import ToolSpec
+from vtcode.messages import ToolSpec
 from vtcode.tools.base import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:

@@ -16,10 +16,7 @@ from typing import Any
 import orjson
 
 from vtcode.events.types import Usage
-from vtcode.providers.base import FailureKind, ProviderError
-from vtcode.providers.http import json_or_error
-from vtcode.providers.http_provider import HTTPProvider
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -28,6 +25,9 @@ from vtcode.providers.messages import (
     TextDelta,
     ToolCallDelta,
 )
+from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.http import json_or_error
+from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.sse import SSEEvent
 
 __all__ = [

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from vtcode.events.types import Usage
-from vtcode.providers.messages import ModelRequest, StreamEvent
+from vtcode.messages import ModelRequest, StreamEvent
 
 
 class FailureKind(enum.StrEnum):

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from vtcode.events.types import Usage
-from vtcode.providers.messages import (
+from vtcode.messages import (
     ReasoningDelta,
     ResponseCompleted,
     StreamEvent,

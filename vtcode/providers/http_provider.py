@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 
+from vtcode.messages import ModelRequest, StreamEvent
 from vtcode.providers.base import Pricing
 from vtcode.providers.deadline import Deadlines
 from vtcode.providers.http import DEFAULT_TIMEOUT, SSETransport, resolve_endpoint
-from vtcode.providers.messages import ModelRequest, StreamEvent
 from vtcode.providers.pricing import context_window_for, pricing_for
 from vtcode.providers.retry import RetryPolicy, with_retries
 from vtcode.providers.sse import SSEEvent

@@ -15,12 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from vtcode.events.types import Usage
-from vtcode.providers.base import FailureKind, ProviderError
-from vtcode.providers.http import (
-    json_or_error,
-)
-from vtcode.providers.http_provider import HTTPProvider
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -29,6 +24,11 @@ from vtcode.providers.messages import (
     TextDelta,
     ToolCallDelta,
 )
+from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.http import (
+    json_or_error,
+)
+from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.sse import SSEEvent
 
 __all__ = ["DEFAULT_BASE_URL", "FINISH_REASONS", "OpenAIProvider", "map_finish_reason"]

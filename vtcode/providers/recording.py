@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vtcode import __version__
+from vtcode.messages import ModelRequest, StreamEvent
 from vtcode.outpath import TargetKind, check_output
 from vtcode.providers.base import Pricing, Provider, ProviderError, ProviderInterrupted
 from vtcode.providers.collect import ResponseAccumulator
-from vtcode.providers.messages import ModelRequest, StreamEvent
 from vtcode.providers.script import (
     FailMode,
     ReplayScript,

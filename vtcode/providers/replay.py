@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from vtcode.events.types import Usage
-from vtcode.providers.base import FailureKind, Pricing, ProviderError, ProviderInterrupted
-from vtcode.providers.messages import (
+from vtcode.messages import (
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -25,6 +24,7 @@ from vtcode.providers.messages import (
     TextDelta,
     ToolCallDelta,
 )
+from vtcode.providers.base import FailureKind, Pricing, ProviderError, ProviderInterrupted
 from vtcode.providers.script import (
     ReplayScript,
     ScriptSummary,

@@ -47,8 +47,8 @@ from vtcode.hooks.models import SessionStartPayload
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks
 from vtcode.loop.recorder import Recorder
+from vtcode.messages import Message, ModelRequest, ToolSpec
 from vtcode.providers.base import Provider, ProviderError
-from vtcode.providers.messages import Message, ModelRequest, ToolSpec
 from vtcode.runtime.session_hooks import SessionHooks
 from vtcode.runtime.steering_part import SteeringPart
 

@@ -38,10 +38,10 @@ from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
 from vtcode.loop.runner import Runner, RunResult
-from vtcode.loop.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
-from vtcode.providers.messages import Message
+from vtcode.messages import Message
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.sandbox import SandboxState
+from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 

@@ -18,9 +18,8 @@ from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.parts import LoopHooks, ToolHooks
 from vtcode.loop.recorder import Recorder
-from vtcode.loop.transcript import TRANSCRIPT_NAME, load_transcript
+from vtcode.messages import Message, ModelRequest
 from vtcode.providers.base import Provider
-from vtcode.providers.messages import Message, ModelRequest
 from vtcode.runtime.context_part import ContextPart
 from vtcode.runtime.lifecycle_part import LifecycleHooksPart
 from vtcode.runtime.orient_part import make_part as make_orient_part
@@ -28,6 +27,7 @@ from vtcode.runtime.session_hooks import PartWarnings, SessionHooks
 from vtcode.runtime.steering_part import SteeringPart
 from vtcode.steering.queue import SteeringQueue
 from vtcode.store.layout import session_dir
+from vtcode.store.transcript import TRANSCRIPT_NAME, load_transcript
 
 if TYPE_CHECKING:
     from vtcode.runtime.exec_run import ExecContext

@@ -18,6 +18,7 @@ from vtcode.clock import rfc3339
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.parts import LoopHooks
 from vtcode.loop.recorder import Recorder
+from vtcode.messages import ModelRequest
 from vtcode.orient import gitutil
 from vtcode.orient.context import consume_reset_manifest, gather_orientation
 from vtcode.orient.models import MilestoneStatus, ProgressLedger
@@ -30,7 +31,6 @@ from vtcode.orient.progress import (
     read_task_milestones,
     save_progress,
 )
-from vtcode.providers.messages import ModelRequest
 
 if TYPE_CHECKING:
     from vtcode.runtime.exec_run import ExecContext

@@ -10,7 +10,7 @@ from __future__ import annotations
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.parts import LoopHooks
 from vtcode.loop.recorder import Recorder
-from vtcode.providers.messages import Message, ModelRequest
+from vtcode.messages import Message, ModelRequest
 from vtcode.runtime.session_hooks import PartWarnings
 from vtcode.steering.models import QueuedFollowUpIntent
 from vtcode.steering.queue import SteeringQueue

@@ -46,7 +46,7 @@ KNOWN_TOP: tuple[str, ...] = (
     f"{EVENTS}.quarantine-*",
     f".{EVENTS}.*.tmp",
     f".{MANIFEST}.*.tmp",
-    "transcript.jsonl",  # the loop's model transcript (vtcode/loop/transcript.py)
+    "transcript.jsonl",  # the loop's model transcript (vtcode/store/transcript.py)
     ".transcript.jsonl.*.tmp",  # `vtcode compact` rewrites the transcript atomically
 )
 KNOWN_INDEX: tuple[str, ...] = (TURNS, f".{TURNS}.*.tmp")

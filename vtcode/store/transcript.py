@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from vtcode.fsutil import open_append, write_all
-from vtcode.providers.messages import Message, ToolCall
+from vtcode.messages import Message, ToolCall
 from vtcode.redact import Redactor
 
 TRANSCRIPT_NAME = "transcript.jsonl"

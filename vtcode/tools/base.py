@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from vtcode.events.enums import FileChangeKind
-from vtcode.providers.messages import ToolSpec
+from vtcode.messages import ToolSpec
 
 
 @dataclass(slots=True, kw_only=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from vtcode.providers.messages import ToolSpec
+from vtcode.messages import ToolSpec
 from vtcode.tools.base import ToolContext, ToolError, ToolResult
 from vtcode.tools.exec_sessions import (
     DEFAULT_MAX_OUTPUT_TOKENS,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator
 from functools import partial
 from typing import Any, BinaryIO
 
-from vtcode.providers.messages import ToolSpec
+from vtcode.messages import ToolSpec
 from vtcode.tools.base import Tool, ToolContext, ToolError, ToolResult
 from vtcode.tools.beneath import Opened, open_regular_in, open_workspace, os_errors
 from vtcode.tools.fdops import Entry, walk

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from vtcode.providers.messages import ToolCall, ToolSpec
+from vtcode.messages import ToolCall, ToolSpec
 from vtcode.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
