@@ -35,7 +35,12 @@ def sessions() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
 @click.pass_obj
 def list_cmd(app: AppContext, as_json: bool) -> None:
-    """One row per session, most recently updated first."""
+    """One row per session, most recently updated first.
+
+    SUBTYPE and OUTCOME are those of the latest ended run (its thread.completed subtype and
+    outcome_code; `-` while none has ended), RUNS counts the ended runs and TURNS adds up their
+    num_turns (model requests), so it agrees with what `thread.completed` reported.
+    """
     from vtcode.store import list_sessions
 
     rows = list_sessions(app.workspace)
@@ -46,10 +51,23 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
         click.echo("no sessions", err=True)
         return
     width = max(len(r.session_id) for r in rows)
-    _out(f"{'ID':<{width}}  {'STATUS':<10}  {'TURNS':>5}  {'EVENTS':>6}  UPDATED")
-    for r in rows:
+    cells = [
+        (
+            r.last_run.subtype if r.last_run else "-",
+            _clean(r.last_run.outcome_code) if r.last_run else "-",
+        )
+        for r in rows
+    ]
+    sub_w = max(len("SUBTYPE"), *(len(c[0]) for c in cells))
+    out_w = max(len("OUTCOME"), *(len(c[1]) for c in cells))
+    _out(
+        f"{'ID':<{width}}  {'STATUS':<10}  {'SUBTYPE':<{sub_w}}  {'OUTCOME':<{out_w}}  "
+        f"{'RUNS':>4}  {'TURNS':>5}  {'EVENTS':>6}  UPDATED"
+    )
+    for r, (subtype, outcome) in zip(rows, cells, strict=True):
         _out(
-            f"{_clean(r.session_id):<{width}}  {r.status:<10}  {r.turns:>5}  {r.events:>6}  "
+            f"{_clean(r.session_id):<{width}}  {r.status:<10}  {subtype:<{sub_w}}  "
+            f"{outcome:<{out_w}}  {r.runs:>4}  {r.num_turns:>5}  {r.events:>6}  "
             f"{_clean(r.updated_at or '-')}"
         )
     sys.stdout.flush()

@@ -149,7 +149,10 @@ def compact_session(
             shrink_only=True,
         )
     except CompactionWouldNotShrink as e:
-        # Before any hook, archive or lock: the session is exactly as it was.
+        # No hook, archive or transcript change. Opening the session still closes a run that a
+        # crash left open, as every open for writing does (nothing is written otherwise).
+        with open_for_append(ws, session_id, config.store):
+            pass
         return ManualCompaction(
             session_id=session_id,
             original_message_count=e.original_count,

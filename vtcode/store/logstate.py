@@ -14,9 +14,11 @@ import orjson
 
 from vtcode.clock import rfc3339
 from vtcode.events.codec import decode_event
-from vtcode.jsontypes import DecodeError
+from vtcode.events.types import ThreadCompletedEvent
+from vtcode.jsontypes import DecodeError, encode
 from vtcode.store.models import (
     SESSION_STORE_SCHEMA_VERSION,
+    RunSummary,
     SandboxRecord,
     SessionManifest,
     SessionStatus,
@@ -42,6 +44,19 @@ class LineInfo:
     etype: str
     seq: int
     ts: str | None
+    run: RunSummary | None = None  # for a `thread.completed` line: how the run ended
+
+
+def run_summary(event: object, seq: int) -> RunSummary | None:
+    """The manifest's record of a run, when `event` is the run's `thread.completed`."""
+    if not isinstance(event, ThreadCompletedEvent):
+        return None
+    return RunSummary(
+        seq=seq,
+        subtype=event.subtype.value,
+        outcome_code=event.outcome_code,
+        num_turns=event.num_turns,
+    )
 
 
 def parse_line(raw: bytes, expected_seq: int | None, max_line: int) -> tuple[LineInfo, Any]:
@@ -73,13 +88,14 @@ def parse_line(raw: bytes, expected_seq: int | None, max_line: int) -> tuple[Lin
         raise BadLine("`seq` is not a positive integer")
     elif expected_seq is not None and seq != expected_seq:
         raise BadLine(f"seq {seq} where {expected_seq} was expected")
+    run = None
     if etype in LIFECYCLE:
         try:
-            decode_event(event, "/event")
+            run = run_summary(decode_event(event, "/event"), seq)
         except (DecodeError, RecursionError) as e:
             raise BadLine(f"invalid {etype} event ({e})") from None
     ts = obj.get("ts")
-    return LineInfo(etype=etype, seq=seq, ts=ts if isinstance(ts, str) else None), obj
+    return LineInfo(etype=etype, seq=seq, ts=ts if isinstance(ts, str) else None, run=run), obj
 
 
 def check_line(raw: bytes, expected_seq: int | None, max_line: int) -> LineInfo:
@@ -111,6 +127,7 @@ class LogState:
     last_seq: int = 0
     size: int = 0
     sandbox: dict[str, Any] | None = None  # the run's effective sandbox (not in the log)
+    runs: list[RunSummary] = dataclasses.field(default_factory=list)  # retained thread.completed
 
     @classmethod
     def empty(cls, session_id: str, created_at: str | None = None) -> LogState:
@@ -134,8 +151,12 @@ class LogState:
         """The seq the next line must carry (None before the first line: any start is valid)."""
         return self.last_seq + 1 if self.event_count else None
 
-    def apply(self, etype: str, seq: int, ts: str | None, length: int) -> bool:
-        """Account for one line of `length` bytes; True when it is a durability boundary."""
+    def apply(
+        self, etype: str, seq: int, ts: str | None, length: int, run: RunSummary | None = None
+    ) -> bool:
+        """Account for one line of `length` bytes; True when it is a durability boundary.
+
+        `run` is the line's `run_summary` (a `thread.completed`), kept for `sessions list`."""
         start = self.size
         end = start + length
         if self.first_seq is None:
@@ -161,6 +182,8 @@ class LogState:
                 cur.closed = True
         if etype == "thread.completed":
             self.status = SessionStatus.COMPLETED
+            if run is not None:
+                self.runs.append(dataclasses.replace(run, seq=seq))
         return etype in BOUNDARY
 
     # ----------------------------------------------------------------------------------------
@@ -195,6 +218,7 @@ class LogState:
             t.end_offset -= cut
         self.event_count -= dropped
         self.first_seq = first.start_seq
+        self.runs = [r for r in self.runs if r.seq >= first.start_seq]  # as a rebuild would
         self.size -= cut
         return cut
 
@@ -213,6 +237,7 @@ class LogState:
             log_bytes=self.size,
             first_seq=self.first_seq,
             sandbox=None if self.sandbox is None else SandboxRecord(**self.sandbox),
+            runs=list(self.runs) or None,
         )
 
     def index(self) -> TurnIndex:
@@ -248,6 +273,16 @@ class LogState:
             out["first_seq"] = self.first_seq
         if self.sandbox is not None:
             out["sandbox"] = self.sandbox
+        if self.runs:
+            out["runs"] = [
+                {
+                    "seq": r.seq,
+                    "subtype": r.subtype,
+                    "outcome_code": r.outcome_code,
+                    "num_turns": r.num_turns,
+                }
+                for r in self.runs
+            ]
         return out
 
     def index_json(self) -> dict[str, Any]:
@@ -301,4 +336,8 @@ class LogState:
             first_seq=manifest.first_seq,
             last_seq=manifest.last_seq or 0,
             size=manifest.log_bytes,
+            runs=list(manifest.runs or ()),
+            # kept until a run records its own: opening to append (resume, compact, repair)
+            # must not drop what the manifest says about the latest run's sandbox
+            sandbox=None if manifest.sandbox is None else encode(manifest.sandbox),
         )

@@ -32,6 +32,18 @@ class SandboxRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary:
+    """vtcode: how one run of the session ended, from its `thread.completed` line."""
+
+    seq: U64 = field(metadata={"doc": "seq of the run's thread.completed line"})
+    subtype: str = field(
+        metadata={"doc": "thread.completed subtype (success, error_max_turns, ...)"}
+    )
+    outcome_code: str = field(metadata={"doc": "thread.completed outcome_code"})
+    num_turns: U64 = field(metadata={"doc": "thread.completed num_turns (model requests)"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionManifest:
     """`.vtcode/sessions/<id>/manifest.json`: a cache of the log, rebuilt from it on mismatch."""
 
@@ -52,6 +64,10 @@ class SessionManifest:
     )
     sandbox: SandboxRecord | None = field(
         default=None, metadata={"doc": "vtcode: exec_command's sandbox in the latest run"}
+    )
+    runs: list[RunSummary] | None = field(
+        default=None,
+        metadata={"doc": "vtcode: the ended runs whose thread.completed the log retains, in order"},
     )
 
 

@@ -22,7 +22,7 @@ from vtcode.jsontypes import DecodeError
 from vtcode.store.layout import EVENTS, lock_path, sessions_root
 from vtcode.store.locks import lock_is_held
 from vtcode.store.logstate import LINE_SLACK, BadLine, parse_line
-from vtcode.store.models import SessionManifest, SessionStatus
+from vtcode.store.models import RunSummary, SessionManifest, SessionStatus
 from vtcode.store.recovery import load_manifest
 
 DEFAULT_MAX_LINE = StoreConfig().max_event_bytes + LINE_SLACK
@@ -150,10 +150,31 @@ class SessionSummary:
     live: bool
     manifest: SessionManifest | None = None
 
+    @property
+    def runs(self) -> int:
+        """Ended runs the log retains (each `thread.completed`)."""
+        return len(self.manifest.runs or ()) if self.manifest else 0
+
+    @property
+    def num_turns(self) -> int:
+        """Model requests of those runs: the sum of their `thread.completed` num_turns."""
+        return sum(r.num_turns for r in (self.manifest.runs or ())) if self.manifest else 0
+
+    @property
+    def last_run(self) -> RunSummary | None:
+        """How the latest ended run ended (subtype, outcome_code); None before any ended."""
+        runs = self.manifest.runs if self.manifest else None
+        return runs[-1] if runs else None
+
     def to_json(self) -> dict[str, Any]:
+        last = self.last_run
         out: dict[str, Any] = {
             "session_id": self.session_id,
             "status": self.status,
+            "subtype": None if last is None else last.subtype,
+            "outcome_code": None if last is None else last.outcome_code,
+            "runs": self.runs,
+            "num_turns": self.num_turns,
             "turns": self.turns,
             "events": self.events,
             "live": self.live,

@@ -144,7 +144,7 @@ def scan_lines(data: Any, size: int, state: LogState, max_line: int, path: Path)
                 location=f"{path}:{bad_no}:1",
                 hint="`vtcode sessions repair ID` backs the file up, then drops the bad lines",
             )
-        state.apply(info.etype, info.seq, info.ts, nl + 1 - pos)
+        state.apply(info.etype, info.seq, info.ts, nl + 1 - pos, info.run)
         pos = nl + 1
     if first_bad is None:
         return ScanResult(valid_end=state.size)

@@ -46,9 +46,9 @@ from vtcode.errors import PersistenceError
 from vtcode.events.codec import encode_wrapped_line
 from vtcode.events.types import ThreadEvent
 from vtcode.store.cache_writer import CacheWriter
-from vtcode.store.layout import (
-    EVENTS,
-)
+from vtcode.store.layout import EVENTS
+from vtcode.store.logstate import run_summary
+from vtcode.store.models import RunSummary
 from vtcode.store.recovery import Recovery, cache_bytes
 from vtcode.store.reserve import FULL_DISK, RESERVE, Reserve
 from vtcode.store.writer_io import (
@@ -197,7 +197,7 @@ class SessionWriter:
             self._next_seq = seq + 1
             self._pending_n += 1
             self._pending_b += size
-            self._q.put((seq, line, etype(event), ts))
+            self._q.put((seq, line, etype(event), ts, run_summary(event, seq)))
         return seq
 
     def flush(self, timeout: float | None = 30.0) -> int:
@@ -384,13 +384,13 @@ class SessionWriter:
                 if item.kind == "closing":
                     boundary |= self._write_closing(item)
                 continue
-            seq, line, etype, ts = item
+            seq, line, etype, ts, run = item
             n += 1
             b += len(line)
             if self._io_failed or self._closing_only:
                 self._lost += 1
                 continue
-            if self._write_line(seq, line, etype, ts):
+            if self._write_line(seq, line, etype, ts, run):
                 boundary = True
         with self._mutex:
             self._pending_n -= n
@@ -418,7 +418,7 @@ class SessionWriter:
             c.done.set()
         return closing or self._io_failed
 
-    def _write_line(self, seq: int, line: bytes, etype: str, ts: str) -> bool:
+    def _write_line(self, seq: int, line: bytes, et: str, ts: str, run: RunSummary | None) -> bool:
         """Write one line (all or nothing); True when it is a durability boundary."""
         start = self._state.size
         try:
@@ -428,7 +428,7 @@ class SessionWriter:
             self._lost += 1
             return False
         self._written_seq = seq
-        return self._state.apply(etype, seq, ts, len(line))
+        return self._state.apply(et, seq, ts, len(line), run)
 
     def _write_closing(self, ctl: Control) -> bool:
         """After a failure: write the closing events with the next gapless seqs."""
@@ -441,7 +441,7 @@ class SessionWriter:
                 line = encode_wrapped_line(event, seq=seq, ts=ts)
             except (ValueError, TypeError, RecursionError, OverflowError):
                 return boundary
-            boundary |= self._write_line(seq, line, etype(event), ts)
+            boundary |= self._write_line(seq, line, etype(event), ts, run_summary(event, seq))
             if self._written_seq == seq:
                 ctl.written.append((seq, event))
         return boundary
