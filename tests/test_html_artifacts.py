@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vtcode.store.artifacts import (
     ARTIFACTS_DIR,
     DIFFS,
@@ -100,3 +102,19 @@ def test_a_huge_prompt_is_clipped(tmp_path: Path) -> None:
     record_run(tmp_path, "s", first_seq=1, prompt="p" * 70_000, provider=None, model=None)
     (run,) = read_runs(tmp_path, "s")
     assert run.prompt is not None and run.prompt.endswith("(4,464 more characters)")
+
+
+def test_secrets_never_reach_the_artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vtcode.redact import MARKER
+
+    key = "sk-test-" + "k3y" * 12
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    _session(tmp_path)
+    WriteFileTool().run({"path": "cfg.txt", "content": f"token={key}\n"}, _ctx(tmp_path))
+    record_run(tmp_path, "s", first_seq=1, prompt=f"use {key}", provider="replay", model="m")
+    folder = tmp_path / ".vtcode" / "sessions" / "s" / ARTIFACTS_DIR
+    for name in ("runs.jsonl", DIFFS):
+        assert key not in (folder / name).read_text()
+    (diff,) = read_diffs(tmp_path, "s")
+    assert diff.diff is not None and f"+token={MARKER}" in diff.diff
+    assert read_runs(tmp_path, "s")[0].prompt == f"use {MARKER}"

@@ -10,11 +10,12 @@
   recorded at write time (the only moment the old content is known: `file_change` items carry a
   path and a kind, and a file overwritten by `write_file` leaves no trace of what it held).
 
-Both are written by the process that holds the session's lock, one whole line per write, so a
-reader never sees half a record; a crash can at most lose a line, and the page then shows
-"no diff recorded" instead of a wrong one (it matches a diff to its `file_change` item by path and
-time window, never by position). Nothing is written for a session folder that does not exist
-(tools used outside a session, tests), and a failure to write never fails the tool or the run.
+Both are redacted like every file beside the log (`vtcode.redact`) and written by the process
+that holds the session's lock, one whole line per write, so a reader never sees half a record; a
+crash can at most lose a line, and the page then shows "no diff recorded" instead of a wrong one
+(it matches a diff to its `file_change` item by path and time window, never by position).
+Nothing is written for a session folder that does not exist (tools used outside a session,
+tests), and a failure to write never fails the tool or the run.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from vtcode.clock import rfc3339
 from vtcode.errors import InvalidIdError
 from vtcode.fsutil import append_line_locked, ensure_private_dir, read_regular
+from vtcode.redact import Redactor
 from vtcode.store.layout import is_real_dir, session_dir
 
 ARTIFACTS_DIR = "artifacts"
@@ -79,7 +81,7 @@ def _append(workspace: Path, session_id: str, name: str, record: RunRecord | Dif
     folder = _dir(workspace, session_id)
     if folder is None:
         return
-    line = json.dumps(asdict(record), ensure_ascii=False).encode("utf-8") + b"\n"
+    line = Redactor.from_environ().encode(asdict(record)) + b"\n"  # no secret lands here either
     with contextlib.suppress(OSError, ValueError):
         append_line_locked(ensure_private_dir(folder / ARTIFACTS_DIR) / name, line)
 
