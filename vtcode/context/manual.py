@@ -83,11 +83,11 @@ def compact_session(
     *,
     env: Mapping[str, str] | None = None,
 ) -> ManualCompaction:
-    from vtcode.loop.transcript import TRANSCRIPT_NAME, load_transcript, message_to_json
     from vtcode.store import read_session_events, session_dir, session_exists
     from vtcode.store.closeout import open_for_append
     from vtcode.store.layout import lock_path
     from vtcode.store.locks import lock_is_held
+    from vtcode.store.transcript import TRANSCRIPT_NAME, load_transcript, message_to_json
 
     ws = Path(workspace).absolute()
     check_id(session_id)
