@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.config.model import VtcodeConfig
+from vtcode.context.compaction import ENVELOPE_NAME, SUMMARY_NAME
+from vtcode.context.fork import fork_history
 from vtcode.errors import (
     EnvironmentIOError,
     ExitCode,
@@ -38,10 +40,24 @@ from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
 from vtcode.loop.runner import Runner, RunResult
+from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.messages import Message
+from vtcode.providers.recording import RecordingProvider
+from vtcode.providers.registry import make_provider
 from vtcode.redact import redact_text, remember_secrets
-from vtcode.sandbox import SandboxState
+from vtcode.runtime.exporters import make_exporters
+from vtcode.sandbox import Sandbox, SandboxState
+from vtcode.store import DispatchGate, SessionWriter, read_session_events
+from vtcode.store.artifacts import record_run
+from vtcode.store.closed_index import record_closed
+from vtcode.store.closeout import open_for_append
+from vtcode.store.layout import ensure_root, session_dir
+from vtcode.store.reader import session_exists
+from vtcode.store.retention import apply_retention_indexed, discard_unstarted
 from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
+from vtcode.tools.base import ToolContext
+from vtcode.tools.permissions import PermissionPolicy, headless
+from vtcode.tools.registry import default_registry
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -129,7 +145,6 @@ class ExecResult:
 
 def _max_item_index(workspace: Path, session_id: str) -> int:
     """The next free `item_<n>` so a resumed run never reuses an item id of the same session."""
-    from vtcode.store import read_session_events
 
     top = -1
     for env in read_session_events(workspace, session_id):
@@ -143,7 +158,6 @@ def _max_item_index(workspace: Path, session_id: str) -> int:
 
 def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | None]:
     """(session id to write, seeded history, first item index, forked-from id)."""
-    from vtcode.store.reader import session_exists
 
     assert req.resume is not None
     source = check_id(req.resume)
@@ -152,10 +166,8 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
             f"no session {source!r} in {req.workspace / '.vtcode' / 'sessions'}",
             hint="`vtcode sessions list` shows the sessions of this workspace",
         )
-    from vtcode.store.layout import session_dir
 
     transcript = load_transcript(session_dir(req.workspace, source) / TRANSCRIPT_NAME)
-    from vtcode.context.compaction import ENVELOPE_NAME, SUMMARY_NAME
 
     # The exec system prompt is rebuilt each run; a compaction's summary and memory envelope
     # (system messages tagged by name) are part of the conversation and must survive a resume.
@@ -165,8 +177,6 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
         if m.role != "system" or m.name in (SUMMARY_NAME, ENVELOPE_NAME)
     ]
     if req.fork:
-        from vtcode.context.fork import fork_history
-
         return (
             check_id(req.session_id) if req.session_id else new_session_id(),
             fork_history(history, req.config),
@@ -181,9 +191,6 @@ def _open_writer(workspace: Path, session_id: str, cfg: VtcodeConfig, appending:
     """The session's writer; an environment that refuses (read-only workspace, `.vtcode` being
     a file, a session folder that is not writable, a full disk) is a located exit-2 error: no
     event was written, so nothing of the run is lost."""
-    from vtcode.store import SessionWriter
-    from vtcode.store.closeout import open_for_append
-    from vtcode.store.layout import ensure_root
 
     try:
         ensure_root(workspace)
@@ -199,13 +206,6 @@ def _open_writer(workspace: Path, session_id: str, cfg: VtcodeConfig, appending:
 
 def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
-    from vtcode.providers.registry import make_provider
-    from vtcode.runtime.exporters import make_exporters
-    from vtcode.store import DispatchGate
-    from vtcode.store.closed_index import record_closed
-    from vtcode.store.retention import apply_retention_indexed, discard_unstarted
-    from vtcode.tools.base import ToolContext
-    from vtcode.tools.registry import default_registry
 
     cfg = req.config
     remember_secrets([cfg.shell_environment_policy.set, *(s.env for s in cfg.mcp.servers.values())])
@@ -223,6 +223,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
     mcp_plan = None
     if cfg.mcp.servers:
+        # Imported here, as below: MCP is an optional extra, loaded only for a run with servers.
         from vtcode.mcp.plan import plan_servers
 
         mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
@@ -250,7 +251,6 @@ def run_exec(req: ExecRequest) -> ExecResult:
         raise
     if hasattr(writer, "record_sandbox"):
         writer.record_sandbox(sandbox.to_json())  # the manifest records the effective sandbox
-    from vtcode.store.artifacts import record_run  # the page shows each run's prompt and model
 
     record_run(
         req.workspace,
@@ -269,8 +269,6 @@ def run_exec(req: ExecRequest) -> ExecResult:
         if appending:
             first_item = _max_item_index(req.workspace, session_id)
         if req.record is not None:
-            from vtcode.providers.recording import RecordingProvider
-
             provider = RecordingProvider(provider, req.record)
         exporters = [*make_exporters(req.workspace, session_id, cfg, req.events_path), *req.sinks]
         gate = DispatchGate(writer, exporters)
@@ -300,8 +298,6 @@ def run_exec(req: ExecRequest) -> ExecResult:
         )
         # The parts are built before the executor: their tool hooks are given to it at construction.
         hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
-        from vtcode.loop.tool_exec import RegistryToolExecutor
-        from vtcode.tools.permissions import PermissionPolicy, headless
 
         policy = PermissionPolicy.from_config(
             cfg, full_auto=interaction is None, workspace=req.workspace
@@ -410,7 +406,6 @@ def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]
 
 def _sandbox_state(cfg: VtcodeConfig) -> SandboxState:
     """The run's effective sandbox (probed once per process); exit 2 when required but absent."""
-    from vtcode.sandbox import Sandbox
 
     state = Sandbox(cfg.sandbox).state
     if state.status == "unavailable" and cfg.sandbox.require:
