@@ -15,7 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from tests.exec_support import vtcode
 from tests.test_chat_tmux import Chat, chat, checked_snapshot, wait_until  # noqa: F401
+from tests.test_html_page import Page
 
 DENY_RM = ("-c", 'permissions.deny=["exec_command(rm *)"]')
 SLEEP = "123.4567"  # a sleep no other process runs
@@ -68,6 +70,16 @@ def test_bang_commands_run_and_are_recorded(
     # commands at the prompt lie between turns: the one user turn is still one pair
     assert [e["type"] for e in events].count("turn.started") == 1
     assert events == snapshot_json
+    # the session's page shows the commands and the turn's typed prompt
+    target = c.ws.parent / "chat-page.html"
+    proc = vtcode(["sessions", "show", "chat-session", "--html", str(target)], c.ws)
+    assert proc.returncode == 0, proc.stderr
+    page = Page(target.read_text(encoding="utf-8"))
+    assert page.count("li", "kind-command_execution") == 3
+    assert "$ printf 'one\\ntwo\\n'; exit 3" in page.all_text and "exit 3" in page.all_text
+    assert "permission denied for exec_command" in page.all_text
+    assert page.count("div", "turn-prompt") == 1
+    assert "userhello there" in page.all_text  # the label, then what was typed
 
 
 def test_ctrl_c_stops_a_bang_command_not_the_session(

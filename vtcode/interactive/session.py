@@ -23,6 +23,7 @@ from vtcode.loop.parts import UserAction
 from vtcode.loop.runner import Runner
 from vtcode.messages import Message
 from vtcode.runtime.exec_run import Interaction, RunParts
+from vtcode.store.artifacts import record_prompt
 
 __all__ = ["ChatSession"]
 
@@ -110,6 +111,7 @@ class ChatSession(Interaction):
     def _dispatch(self, cmd: Command, runner: Runner) -> UserAction | None:
         name, arg = cmd.name, cmd.arg
         if name is None:
+            record_prompt(self.controls.workspace, runner.session_id, arg)  # for the page
             if self.plan.armed:
                 return self.plan.start(arg)
             return UserAction(message=Message(role="user", content=arg))

@@ -43,13 +43,18 @@ def _turn(seg: Segment, t: TurnView) -> str:
         '<li class="entry"><span></span><span class="empty">no items</span></li>'
     )
     failed = f'<p class="turn-failed">{clip(t.message)}</p>' if t.message else ""
+    prompt = (
+        f'<div class="prompt turn-prompt"><span class="label">user</span>{clip(t.prompt)}</div>'
+        if t.prompt
+        else ""
+    )
     return (
         f'<article class="card turn {esc(t.outcome)}" id="turn-{t.number}" data-turn="{t.number}">'
         f"<header><h3>Turn {t.number}</h3>{badge(t.outcome)}"
         f'<span class="meta">{esc(fmt_usage(t.usage))}</span>'
         f'<span class="meta right">{esc(fmt_time(t.started))} · '
         f"{esc(fmt_duration(t.duration_s))}</span></header>"
-        f'<ol class="entries">{entries}</ol>{failed}</article>'
+        f'{prompt}<ol class="entries">{entries}</ol>{failed}</article>'
     )
 
 

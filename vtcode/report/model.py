@@ -34,7 +34,7 @@ from vtcode.events.types import (
     UnknownEvent,
     Usage,
 )
-from vtcode.store.artifacts import DiffRecord, RunRecord, read_diffs, read_runs
+from vtcode.store.artifacts import DiffRecord, RunRecord, read_diffs, read_prompts, read_runs
 from vtcode.store.reader import SessionSummary, read_session_events, summarize
 
 # Output tokens cost about five times input tokens at most list prices (and in the shipped replay
@@ -68,6 +68,7 @@ class TurnView:
     outcome: str = "open"  # completed | failed | open
     message: str | None = None
     usage: Usage | None = None
+    prompt: str | None = None  # what the user typed for it (chat; vtcode.store.artifacts)
 
     @property
     def duration_s(self) -> float | None:
@@ -250,10 +251,21 @@ class _DiffMatcher:
         return None
 
 
+def _take_prompt(prompts: list[tuple[datetime | None, str]], ts: str | None) -> str | None:
+    """The last prompt typed before a turn started (the ones before it were not turns: they
+    are consumed with it, so a prompt is never shown against a later turn)."""
+    at = parse_rfc3339(ts) if ts else None
+    found: str | None = None
+    while prompts and at is not None and (prompts[0][0] or at) <= at:
+        found = prompts.pop(0)[1]
+    return found
+
+
 def build_report(workspace: Path, session_id: str) -> SessionReport:
     """Read the session's log once (and its artifacts) and gather everything the page shows."""
     report = SessionReport(summary=summarize(workspace, session_id))
     records = {r.first_seq: r for r in read_runs(workspace, session_id)}
+    prompts = [(parse_rfc3339(p.ts), p.prompt) for p in read_prompts(workspace, session_id)]
     diffs = _DiffMatcher(read_diffs(workspace, session_id))
     call_ts: str | None = None  # when the latest tool call started (a diff's earliest time)
     segment = Segment(turn=None)
@@ -295,6 +307,7 @@ def build_report(workspace: Path, session_id: str) -> SessionReport:
         if isinstance(ev, TurnStartedEvent):
             close_segment()
             turn = TurnView(number=len(report.turns) + 1, started=env.ts)
+            turn.prompt = _take_prompt(prompts, env.ts)
             run.turns.append(turn)
             segment = Segment(turn=turn, run=run.number)
         elif isinstance(ev, TurnCompletedEvent | TurnFailedEvent):

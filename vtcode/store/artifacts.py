@@ -6,6 +6,8 @@
   the provider and model it started with, and the seq its `thread.started` gets. Events carry
   none of these (ThreadEvent 0.11.0 has no field for them), and the transcript loses prompts to
   compaction.
+- `prompts.jsonl`: one line per message a user typed in chat (`ts`, `prompt`), so the page can
+  show each turn's request (a chat run has no single prompt).
 - `diffs.jsonl`: one line per file a mutating tool wrote, with a unified diff of what it changed,
   recorded at write time (the only moment the old content is known: `file_change` items carry a
   path and a kind, and a file overwritten by `write_file` leaves no trace of what it held).
@@ -36,6 +38,7 @@ from vtcode.store.layout import is_real_dir, session_dir
 ARTIFACTS_DIR = "artifacts"
 RUNS = "runs.jsonl"
 DIFFS = "diffs.jsonl"
+PROMPTS = "prompts.jsonl"
 
 DIFF_INPUT_LIMIT = 1024 * 1024  # bytes per side: difflib is quadratic in the worst case
 DIFF_TEXT_LIMIT = 256 * 1024  # characters of one recorded diff
@@ -59,6 +62,14 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptRecord:
+    """A message the user typed, when (before its turn starts)."""
+
+    ts: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
 class DiffRecord:
     """What one write did to one file; `diff` is None when no text diff could be made (`note`)."""
 
@@ -77,7 +88,9 @@ def _dir(workspace: Path, session_id: str) -> Path | None:
     return folder if is_real_dir(folder) else None
 
 
-def _append(workspace: Path, session_id: str, name: str, record: RunRecord | DiffRecord) -> None:
+def _append(
+    workspace: Path, session_id: str, name: str, record: RunRecord | DiffRecord | PromptRecord
+) -> None:
     folder = _dir(workspace, session_id)
     if folder is None:
         return
@@ -97,10 +110,20 @@ def record_run(
     script: str | None = None,
 ) -> None:
     """Note how a run starts (called once the session's writer is open, before its first event)."""
-    if prompt is not None and len(prompt) > PROMPT_LIMIT:
-        prompt = prompt[:PROMPT_LIMIT] + f"\n… ({len(prompt) - PROMPT_LIMIT:,} more characters)"
-    record = RunRecord(rfc3339(), first_seq, prompt, provider, model, script)
+    clipped = None if prompt is None else _clip(prompt)
+    record = RunRecord(rfc3339(), first_seq, clipped, provider, model, script)
     _append(workspace, session_id, RUNS, record)
+
+
+def _clip(prompt: str) -> str:
+    if len(prompt) <= PROMPT_LIMIT:
+        return prompt
+    return prompt[:PROMPT_LIMIT] + f"\n… ({len(prompt) - PROMPT_LIMIT:,} more characters)"
+
+
+def record_prompt(workspace: Path, session_id: str, prompt: str) -> None:
+    """Note a message the user typed (called before it is handed to the loop)."""
+    _append(workspace, session_id, PROMPTS, PromptRecord(rfc3339(), _clip(prompt)))
 
 
 def unified_diff(path: str, old: bytes | None, new: bytes | None) -> tuple[str | None, str | None]:
@@ -188,4 +211,14 @@ def read_diffs(workspace: Path, session_id: str) -> list[DiffRecord]:
         ts, path, kind = _str(v.get("ts")), _str(v.get("path")), _str(v.get("kind"))
         if ts is not None and path is not None and kind is not None:
             out.append(DiffRecord(ts, path, kind, _str(v.get("diff")), _str(v.get("note"))))
+    return out
+
+
+def read_prompts(workspace: Path, session_id: str) -> list[PromptRecord]:
+    """The session's typed prompts, in order (malformed lines skipped)."""
+    out: list[PromptRecord] = []
+    for v in _lines(workspace, session_id, PROMPTS):
+        ts, prompt = _str(v.get("ts")), _str(v.get("prompt"))
+        if ts is not None and prompt is not None:
+            out.append(PromptRecord(ts, prompt))
     return out

@@ -68,7 +68,7 @@ KNOWN_SUBDIRS: dict[str, tuple[str, ...]] = {
     "steering": KNOWN_STEERING,
     "context": KNOWN_CONTEXT,
     # vtcode/store/artifacts.py: run records and write-time diffs (the HTML page reads them)
-    "artifacts": ("runs.jsonl", "diffs.jsonl"),
+    "artifacts": ("runs.jsonl", "diffs.jsonl", "prompts.jsonl"),
 }
 
 
