@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.test_chat_tmux import Chat, chat, checked_snapshot, wait_until  # noqa: F401
 
 SCRIPT = Path(__file__).parent / "fixtures" / "chat" / "spinner-markdown.toml"
@@ -175,3 +177,19 @@ def test_markdown_is_inert_and_plain_without_colour() -> None:
     assert "\x1b]" not in coloured  # no OSC (clipboard, hyperlink): only SGR styling
     assert all(seq.endswith("m") for seq in re.findall(r"\x1b\[[0-9;]*[A-Za-z]", coloured))
     assert all(len(line) < 80 for line in plain.splitlines())  # never fills the last column
+
+
+def test_the_history_file_keeps_no_known_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vtcode.interactive.editor import _history
+    from vtcode.redact import MARKER
+
+    key = "sk-test-" + "h1st" * 10
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    path = tmp_path / "state" / "chat_history"
+    history = _history(path)
+    history.store_string(f"use {key} please")
+    assert key not in path.read_text() and f"+use {MARKER} please" in path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

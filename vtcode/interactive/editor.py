@@ -3,9 +3,10 @@
 Only used when stdin and stdout are both the process's TTYs (`Terminal` falls back to plain
 lines on any other stream). The history lives in the user's state folder, never in the
 repository: `$VTCODE_HOME/chat_history`, else `$XDG_STATE_HOME/vtcode/chat_history`, else
-`~/.local/state/vtcode/chat_history`; the file is created 0600 (chat lines may hold secrets) and a
-history that cannot be opened only means no history. Tab completes slash commands (and
-`/effort`'s levels); answers to questions (permissions, plan approval) are not remembered.
+`~/.local/state/vtcode/chat_history`; the file is created 0600, known credentials are redacted
+before a line is stored, and a history that cannot be opened only means no history. Tab
+completes slash commands (and `/effort`'s levels); answers to questions (permissions, plan
+approval) are not remembered.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from prompt_toolkit.output import ColorDepth
 
 from vtcode.fsutil import ensure_private_dir
 from vtcode.interactive.commands import COMMANDS, EFFORTS
+from vtcode.redact import Redactor
 
 __all__ = ["LineEditor", "SlashCompleter", "history_path"]
 
@@ -43,6 +45,14 @@ def history_path(env: Mapping[str, str] | None = None) -> Path | None:
         return None
 
 
+class _RedactedHistory(FileHistory):
+    """A history file that never keeps a credential the run knows (`vtcode.redact`): a key
+    pasted into a chat line is recalled as [REDACTED], like everything else vtcode writes."""
+
+    def store_string(self, string: str) -> None:
+        super().store_string(Redactor.from_environ().text(string))
+
+
 def _history(path: Path | None) -> History:
     if path is None:
         return InMemoryHistory()
@@ -51,7 +61,7 @@ def _history(path: Path | None) -> History:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600))
     except OSError:
         return InMemoryHistory()  # a read-only home: the chat works, without history
-    return FileHistory(str(path))
+    return _RedactedHistory(str(path))
 
 
 class SlashCompleter(Completer):
