@@ -318,3 +318,27 @@ def debian_tool() -> Callable[[str, str], str]:
         return path
 
     return get
+
+
+# ---- the `e2e` marker: tests that start real processes ---------------------------------------
+# Set here, not by hand, so a new test cannot forget it: a test is end-to-end when it uses the
+# `run_vtcode` fixture or its module starts processes (the CLI through tests/exec_support.py,
+# subprocess, tmux, Chromium). `pytest -m "not e2e"` runs the in-process tests alone.
+
+_E2E_SIGNS = ("exec_support", "subprocess", "run_vtcode", "spawn_vtcode", "tmux", "chromium")
+_E2E_MODULES: dict[str, bool] = {}
+
+
+def _module_starts_processes(path: Path) -> bool:
+    key = str(path)
+    if key not in _E2E_MODULES:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        _E2E_MODULES[key] = any(sign in text for sign in _E2E_SIGNS)
+    return _E2E_MODULES[key]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        uses_cli = isinstance(item, pytest.Function) and "run_vtcode" in item.fixturenames
+        if uses_cli or _module_starts_processes(Path(item.path)):
+            item.add_marker(pytest.mark.e2e)
