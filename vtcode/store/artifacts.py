@@ -96,7 +96,11 @@ def _append(
         return
     line = Redactor.from_environ().encode(asdict(record)) + b"\n"  # no secret lands here either
     with contextlib.suppress(OSError, ValueError):
-        append_line_locked(ensure_private_dir(folder / ARTIFACTS_DIR) / name, line)
+        # A run record is fsynced (resume reads its script back); a diff or prompt record is
+        # not: the tool's own write was, and losing the record to a power cut only means "no
+        # diff recorded" on the page (bench/file_diffs.py: the fsync was most of the cost)
+        path = ensure_private_dir(folder / ARTIFACTS_DIR) / name
+        append_line_locked(path, line, durable=isinstance(record, RunRecord))
 
 
 def record_run(
