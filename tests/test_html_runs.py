@@ -147,3 +147,17 @@ def test_dom_and_screenshot_of_the_two_run_page(
     # both runs' diffs are on the page: the + lines spread over more than one card's height
     ys = sorted(y for _, y in added)
     assert ys[-1] - ys[0] > 300
+
+
+def test_sessions_show_json_lists_the_runs(ws: Path) -> None:
+    proc = vtcode(["sessions", "show", "two", "--json"], ws)
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(proc.stdout)["runs"]
+    one, two = _completions(ws)
+    assert [r["number"] for r in runs] == [1, 2]
+    assert [r["prompt"] for r in runs] == [PROMPT_1, PROMPT_2]
+    assert [r["model"] for r in runs] == ["replay-alpha", "replay-beta"]
+    assert [r["usage"] for r in runs] == [one["usage"], two["usage"]]
+    assert [r["total_cost_usd"] for r in runs] == [one["total_cost_usd"], two["total_cost_usd"]]
+    assert [r["num_turns"] for r in runs] == [2, 2]
+    assert [r["outcome_code"] for r in runs] == ["success", "success"]

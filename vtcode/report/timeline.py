@@ -14,7 +14,7 @@ from typing import Any
 from vtcode.events.codec import encode_event
 from vtcode.events.types import ThreadItem
 from vtcode.jsontypes import encode
-from vtcode.report.model import Entry, build_report, item_state
+from vtcode.report.model import Entry, RunView, build_report, item_state
 from vtcode.store.reader import SessionSummary
 
 SUMMARY_CHARS = 80
@@ -62,6 +62,7 @@ class Timeline:
     resets: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
     completion: dict[str, Any] | None = None
+    runs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     unknown_events: int = 0
     first_seq: int | None = None
     last_seq: int | None = None
@@ -78,6 +79,7 @@ class Timeline:
             "context_resets": self.resets,
             "errors": self.errors,
             "completion": self.completion,
+            "runs": self.runs,
             "unknown_events": self.unknown_events,
         }
 
@@ -92,6 +94,25 @@ def _stamped(entry: Entry) -> dict[str, Any]:
     return data
 
 
+def _run(run: RunView) -> dict[str, Any]:
+    """One run (the first exec, each resume): how it started and how it ended, its own usage."""
+    rec, c = run.record, run.completion
+    return {
+        "number": run.number,
+        "first_seq": run.first_seq,
+        "started": run.started,
+        "ended": run.ended,
+        "prompt": rec.prompt if rec else None,
+        "provider": rec.provider if rec else None,
+        "model": rec.model if rec else None,
+        "num_turns": run.num_turns,
+        "usage": encode(run.usage),
+        "total_cost_usd": run.cost,
+        "subtype": c.subtype.value if c else None,
+        "outcome_code": c.outcome_code if c else None,
+    }
+
+
 def session_timeline(workspace: Path, session_id: str) -> Timeline:
     report = build_report(workspace, session_id)
     tl = Timeline(
@@ -100,6 +121,7 @@ def session_timeline(workspace: Path, session_id: str) -> Timeline:
         unknown_events=report.unknown_events,
         first_seq=report.first_seq,
         last_seq=report.last_seq,
+        runs=[_run(r) for r in report.runs],
     )
     for segment in report.segments:
         view: TurnView | None = None
