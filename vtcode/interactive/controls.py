@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from vtcode.loop.parts import LoopHooks
 from vtcode.loop.runner import Runner
 from vtcode.messages import Message
 from vtcode.runtime.exec_run import RunParts
+from vtcode.tools.exec_session import ExecSession
 
 __all__ = ["Controls"]
 
@@ -50,17 +49,6 @@ class Controls:
     def workspace(self) -> Path:
         return self.p.workspace
 
-    def hook_parts(self) -> list[Any]:
-        hooks = self.p.hooks
-        return list(getattr(hooks, "parts", [hooks]))
-
-    def _segments(self) -> Any:
-        for part in self.hook_parts():
-            tracker = getattr(part, "segments", None)
-            if tracker is not None and hasattr(tracker, "mode"):
-                return tracker
-        return None
-
     # ------------------------------------------------------------------ mode and tools
 
     def segment_mode(self) -> str:
@@ -68,29 +56,27 @@ class Controls:
         return self.mode if not effort else f"{self.mode}+effort={effort}"
 
     def _sync_segment_mode(self) -> None:
-        tracker = self._segments()
-        if tracker is not None:
-            tracker.mode = self.segment_mode()
+        self.p.hooks.set_segment_mode(self.segment_mode())
 
     def set_mode(self, mode: str) -> None:
         self.mode = mode
         self._sync_segment_mode()
 
-    def restrict_tools(self, names: tuple[str, ...]) -> Any:
+    def restrict_tools(self, names: tuple[str, ...]) -> list[str] | None:
         """Offer only `names` (those the executor has); returns what to restore."""
         ex = self.p.executor
-        saved = getattr(ex, "allowed", None)
+        saved = ex.allowed
         have = {s.name for s in ex.catalog()}
         ex.allowed = [n for n in names if n in have]
         return saved
 
-    def restore_tools(self, saved: Any) -> None:
+    def restore_tools(self, saved: list[str] | None) -> None:
         self.p.executor.allowed = saved
 
     # ------------------------------------------------------------------ commands of a turn
 
-    def _exec_sessions(self) -> list[Any]:
-        manager = getattr(getattr(self.p.executor, "registry", None), "exec_sessions", None)
+    def _exec_sessions(self) -> list[ExecSession]:
+        manager = self.p.executor.registry.exec_sessions
         return list(manager.sessions()) if manager is not None else []
 
     def command_ids(self) -> set[str]:
@@ -132,7 +118,7 @@ class Controls:
     # ------------------------------------------------------------------ context
 
     def compaction_available(self) -> bool:
-        return any(type(p).compact is not LoopHooks.compact for p in self.hook_parts())
+        return self.p.hooks.compacts()
 
     def context_tokens(self) -> int:
         from vtcode.context.tokens import default_estimator
@@ -153,12 +139,8 @@ class Controls:
         return 0.0 if window <= 0 else 100.0 * self.context_tokens() / window
 
     def fresh_resets(self) -> list[Callable[[], None]]:
-        """Every holder of transient context state (`fresh_context()`) in the run's hooks."""
-        return [
-            p.fresh_context
-            for p in self.hook_parts()
-            if callable(getattr(p, "fresh_context", None))
-        ]
+        """What clears the transient context state of the run's parts (`fresh_context()`)."""
+        return [self.p.hooks.fresh_context]
 
     # ------------------------------------------------------------------ status
 
@@ -166,8 +148,7 @@ class Controls:
         r = self.runner
         u = r.budget.usage
         cost = r.budget.cost
-        tracker = self._segments()
-        segment = getattr(getattr(tracker, "current", None), "id", None)
+        segment = self.p.hooks.current_segment()
         window = self.context_window()
         tokens = self.context_tokens()
         share = f" ({100 * tokens / window:.0f}% of {window})" if window else ""

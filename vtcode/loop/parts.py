@@ -129,6 +129,22 @@ class LoopHooks:
         """Steering follow-ups to apply after a turn (each becomes a user message)."""
         return []
 
+    # What a front end (`vtcode chat`) may ask of the parts, typed so it never probes for them.
+
+    def compacts(self) -> bool:
+        """Whether this part compacts histories (`/compact`, a model switch, thresholds)."""
+        return False
+
+    def fresh_context(self) -> None:
+        """Drop transient context state (pressure, pending compaction, segment lineage)."""
+
+    def set_segment_mode(self, mode: str) -> None:
+        """The chat's mode and effort changed: the request segment records it."""
+
+    def current_segment(self) -> str | None:
+        """The id of the request segment the next request belongs to, if one is tracked."""
+        return None
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class UserAction:

@@ -260,6 +260,16 @@ class ContextPart(LoopHooks):
 
     # ------------------------------------------------------------------ public extras
 
+    def compacts(self) -> bool:
+        return True
+
+    def set_segment_mode(self, mode: str) -> None:
+        self.segments.mode = mode
+
+    def current_segment(self) -> str | None:
+        current = self.segments.current
+        return None if current is None else current.id
+
     def fresh_context(self) -> None:
         """Clear transient state (pressure, pending, stalls, segment lineage)."""
         self._stalls = 0

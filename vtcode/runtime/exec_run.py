@@ -42,6 +42,7 @@ from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
 from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.messages import Message
+from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import make_provider
 from vtcode.redact import redact_text, remember_secrets
@@ -72,8 +73,8 @@ class RunParts:
     session_id: str
     config: VtcodeConfig
     runner: Runner
-    provider: Any
-    executor: Any
+    provider: Provider
+    executor: RegistryToolExecutor
     hooks: LoopHooks
     emit: Callable[[Any], None]
     # Blocks until every emitted event is written and rendered by the exporters (write-ahead

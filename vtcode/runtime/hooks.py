@@ -63,7 +63,7 @@ class CompositeHooks(LoopHooks):
 
     def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
         for p in self.parts:
-            if type(p).compact is not LoopHooks.compact:
+            if p.compacts():
                 return p.compact(history, trigger=trigger, recorder=recorder)
         return history
 
@@ -84,6 +84,20 @@ class CompositeHooks(LoopHooks):
 
     def follow_ups(self) -> list[Message]:
         return [m for p in self.parts for m in p.follow_ups()]
+
+    def compacts(self) -> bool:
+        return any(p.compacts() for p in self.parts)
+
+    def fresh_context(self) -> None:
+        for p in self.parts:
+            p.fresh_context()
+
+    def set_segment_mode(self, mode: str) -> None:
+        for p in self.parts:
+            p.set_segment_mode(mode)
+
+    def current_segment(self) -> str | None:
+        return next((s for p in self.parts if (s := p.current_segment()) is not None), None)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
