@@ -109,6 +109,7 @@ def exec_cmd(
     from vtcode.errors import UsageError
     from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
+    from vtcode.store.gate import Exporter
 
     args = list(words)
     resume: str | None = None
@@ -149,7 +150,7 @@ def exec_cmd(
     app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
     loaded = app.loaded_config()
     answer = FinalAnswerSink()
-    sinks: list[object] = [answer]
+    sinks: list[Exporter] = [answer]
     if as_json:
         sinks.append(StdoutJsonSink())
     if not (app.quiet or quiet):

@@ -24,6 +24,7 @@ from vtcode.loop.runner import Runner
 from vtcode.messages import Message
 from vtcode.runtime.exec_run import Interaction, RunParts
 from vtcode.store.artifacts import record_prompt
+from vtcode.tools.permissions import PermissionVerdict
 
 __all__ = ["ChatSession"]
 
@@ -57,7 +58,9 @@ class ChatSession(Interaction):
         if r.prompt and r.prompt.strip():  # the PROMPT argument: shown as if typed
             self.t.line(f"{PROMPT}{r.prompt}")
 
-    def resolve_permission(self, tool: str, arguments: Any, verdict: Any) -> Any:
+    def resolve_permission(
+        self, tool: str, arguments: Any, verdict: PermissionVerdict
+    ) -> PermissionVerdict:
         return self.permissions.resolve(tool, arguments, verdict)
 
     def turn_ending(self, runner: Runner) -> None:

@@ -32,7 +32,7 @@ from vtcode.errors import (
     UsageError,
     environment_error,
 )
-from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent
+from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent, ThreadEvent
 from vtcode.ids import check_id, new_session_id
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.limits import Limits
@@ -52,13 +52,14 @@ from vtcode.store import DispatchGate, SessionWriter, read_session_events
 from vtcode.store.artifacts import record_run
 from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import open_for_append
+from vtcode.store.gate import Exporter
 from vtcode.store.layout import ensure_root, session_dir
 from vtcode.store.reader import session_exists
 from vtcode.store.retention import apply_retention_indexed, discard_unstarted
 from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.tools.base import ToolContext
-from vtcode.tools.permissions import PermissionPolicy, headless
-from vtcode.tools.registry import default_registry
+from vtcode.tools.permissions import PermissionPolicy, PermissionVerdict, headless
+from vtcode.tools.registry import ToolRegistry, default_registry
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -76,7 +77,7 @@ class RunParts:
     provider: Provider
     executor: RegistryToolExecutor
     hooks: LoopHooks
-    emit: Callable[[Any], None]
+    emit: Callable[[ThreadEvent], None]
     # Blocks until every emitted event is written and rendered by the exporters (write-ahead
     # dispatch runs them a batch behind): interactive front ends call it before a prompt.
     settle: Callable[[], None] = lambda: None
@@ -88,7 +89,9 @@ class Interaction(UserTurns):
     def attach(self, parts: RunParts) -> None:
         """Called once the run is wired, right before it starts."""
 
-    def resolve_permission(self, tool: str, arguments: Any, verdict: Any) -> Any:
+    def resolve_permission(
+        self, tool: str, arguments: Any, verdict: PermissionVerdict
+    ) -> PermissionVerdict:
         """Answer a `PermissionVerdict` (ask the user when it is `ask`); returns the verdict."""
         return verdict
 
@@ -109,7 +112,7 @@ class ExecRequest:
     resume: str | None = None  # session id to continue (append to the same session)
     fork: bool = False  # with `resume`: start a new session seeded from the old one
     events_path: str | None = None  # `--events`; None = config, "" = off
-    sinks: Sequence[Any] = ()  # extra exporters (stdout JSON, human progress)
+    sinks: Sequence[Exporter] = ()  # extra exporters (stdout JSON, human progress)
     reasoning_effort: str | None = None
     record: Path | None = None  # record the provider's responses into a replay script
     hooks_factory: Callable[[ExecContext], LoopHooks] | None = None
@@ -125,8 +128,8 @@ class ExecContext:
     workspace: Path
     session_id: str
     config: VtcodeConfig
-    provider: Any
-    registry: Any
+    provider: Provider
+    registry: ToolRegistry
     resumed: bool
     forked_from: str | None
     sandbox: SandboxState | None = None  # the effective sandbox of exec_command
@@ -188,7 +191,9 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
     return source, history, 0, None
 
 
-def _open_writer(workspace: Path, session_id: str, cfg: VtcodeConfig, appending: bool) -> Any:
+def _open_writer(
+    workspace: Path, session_id: str, cfg: VtcodeConfig, appending: bool
+) -> SessionWriter:
     """The session's writer; an environment that refuses (read-only workspace, `.vtcode` being
     a file, a session folder that is not writable, a full disk) is a located exit-2 error: no
     event was written, so nothing of the run is lost."""
@@ -237,7 +242,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
     # The provider is built before the session exists: a bad script, a missing key or an
     # unknown provider (exit 2) must not leave an empty session behind or use up its id.
-    provider: Any = make_provider(
+    provider: Provider = make_provider(
         req.provider or cfg.agent.provider,
         config=cfg,
         model=req.model,
