@@ -85,7 +85,13 @@ def _clip(text: str, n: int = 160) -> str:
 
 
 class HumanProgressSink:
-    """Human progress on stderr (`[TOOL]`, `[WARNING]`, `[SUMMARY]`, `[OUTCOME]`, ...)."""
+    """Human progress on stderr (`[TOOL]`, `[WARNING]`, `[SUMMARY]`, `[OUTCOME]`, ...).
+
+    A tool's `[TOOL DONE]` line waits for its `tool_output` (the next event of a call): the
+    invocation item says how the call was dispatched, but only the output says that the command
+    was cancelled while it ran, and such a command is shown `cancelled`, never `success`.
+    Arguments are shown as the JSON the model sent.
+    """
 
     def __init__(self, stream: IO[str] | None = None, *, color: bool = False) -> None:
         self.stream = stream or sys.stderr
