@@ -9,27 +9,23 @@ run on the gate's dispatch thread, one drain batch behind the emit.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
 from vtcode.events.codec import encode_raw_line
+from vtcode.events.describe import Line, clip, describe_item, event_line
 from vtcode.events.enums import ToolOutcome
 from vtcode.events.types import (
     AgentMessageItem,
-    ErrorItem,
-    FileChangeItem,
-    HarnessItem,
     ItemCompletedEvent,
     ItemStartedEvent,
-    McpToolCallItem,
-    ThreadCompactBoundaryEvent,
     ThreadCompletedEvent,
     ThreadEvent,
     ToolInvocationItem,
     ToolOutputItem,
-    TurnFailedEvent,
 )
 from vtcode.termtext import inert
 
@@ -61,13 +57,6 @@ class _Null:
         pass
 
 
-def _json_text(value: object) -> str:
-    """Tool arguments as JSON (what the model sent), not Python's repr of a dict."""
-    if isinstance(value, str):
-        return value
-    return orjson.dumps(value, default=str).decode()
-
-
 def _says_cancelled(output: str) -> bool:
     """Whether a tool's JSON output reports the call cancelled (exec_command's `cancelled`)."""
     if not output.startswith("{"):
@@ -79,19 +68,15 @@ def _says_cancelled(output: str) -> bool:
     return isinstance(doc, dict) and doc.get("cancelled") is True
 
 
-def _clip(text: str, n: int = 160) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= n else one[: n - 1] + "…"
+# Lines of the shared description (vtcode.events.describe) that exec progress leaves out: an
+# output without an exit code (the tool's done line said it), and turn ends (a headless run has
+# one turn; its outcome line follows).
+_QUIET_TAGS = frozenset({"output", "turn done"})
 
 
 class HumanProgressSink:
-    """Human progress on stderr (`[TOOL]`, `[WARNING]`, `[SUMMARY]`, `[OUTCOME]`, ...).
-
-    A tool's `[TOOL DONE]` line waits for its `tool_output` (the next event of a call): the
-    invocation item says how the call was dispatched, but only the output says that the command
-    was cancelled while it ran, and such a command is shown `cancelled`, never `success`.
-    Arguments are shown as the JSON the model sent.
-    """
+    """Human progress on stderr (`[TOOL]`, `[WARNING]`, `[SUMMARY]`, `[OUTCOME]`, ...), from the
+    one description of events for people (`vtcode.events.describe`)."""
 
     def __init__(self, stream: IO[str] | None = None, *, color: bool = False) -> None:
         self.stream = stream or sys.stderr
@@ -106,19 +91,23 @@ class HumanProgressSink:
         self.stream.write(f"{tag} {text}\n")
         self.stream.flush()
 
+    def _show(self, line: Line | None) -> None:
+        if line is not None and line.tag not in _QUIET_TAGS:
+            self._line(f"[{line.tag.upper()}]", line.text)
+
     def handle(self, event: ThreadEvent) -> None:
+        """A tool's done line waits for its output: only the output says a command was
+        cancelled (exec_command reports `cancelled` in it)."""
         if isinstance(event, ItemCompletedEvent):
             d = event.item.details
             if isinstance(d, ToolInvocationItem):
-                # Rendered once its output arrives: only the output says a command was cancelled.
                 self._flush()
                 self._pending = (event.item.id, d)
                 return
             if isinstance(d, ToolOutputItem) and self._pending and self._pending[0] == d.call_id:
                 self._tool_done(self._pending[1], cancelled=_says_cancelled(d.output))
                 self._pending = None
-                if d.exit_code is not None:
-                    self._line("[COMMAND]", f"exit {d.exit_code}: {_clip(d.output, 100)}")
+                self._show(describe_item(d).completed(d))
                 return
         self._flush()
         self._render(event)
@@ -129,53 +118,21 @@ class HumanProgressSink:
             self._pending = None
 
     def _tool_done(self, d: ToolInvocationItem, *, cancelled: bool) -> None:
-        args = "" if d.arguments is None else _clip(_json_text(d.arguments), 120)
-        if cancelled or d.outcome is ToolOutcome.CANCELLED:
-            outcome = ToolOutcome.CANCELLED.value
-        else:
-            outcome = d.outcome.value if d.outcome else d.status.value
-        self._line("[TOOL DONE]", f"{d.tool_name} {outcome} {args}".rstrip())
+        if cancelled and d.outcome is not ToolOutcome.CANCELLED:
+            d = dataclasses.replace(d, outcome=ToolOutcome.CANCELLED)
+        self._show(describe_item(d).completed(d))
 
     def _render(self, event: ThreadEvent) -> None:
         if isinstance(event, ItemStartedEvent):
-            d: Any = event.item.details
-            if isinstance(d, ToolInvocationItem | McpToolCallItem):
-                self._line("[TOOL]", d.tool_name)
+            d = event.item.details
+            self._show(describe_item(d).started(d))
         elif isinstance(event, ItemCompletedEvent):
             d = event.item.details
-            if isinstance(d, McpToolCallItem):
-                status = d.status.value if d.status else "completed"
-                self._line("[TOOL DONE]", f"{d.tool_name} {status} {_clip(d.result or '', 100)}")
-            elif isinstance(d, ToolOutputItem) and d.exit_code is not None:
-                self._line("[COMMAND]", f"exit {d.exit_code}: {_clip(d.output, 100)}")
-            elif isinstance(d, ErrorItem):
-                self._line("[WARNING]", d.message)
-            elif isinstance(d, FileChangeItem):
-                files = ", ".join(f"{c.path} ({c.kind.value})" for c in d.changes)
-                self._line("[FILES]", files)
-            elif isinstance(d, HarnessItem):
-                self._line("[HARNESS]", f"{d.event.value} {d.message or d.path or ''}".rstrip())
-            elif isinstance(d, AgentMessageItem):
-                self._line("[MESSAGE]", _clip(d.text, 400))
-        elif isinstance(event, ThreadCompactBoundaryEvent):
-            self._line(
-                "[COMPACT]",
-                f"{event.trigger.value}/{event.mode.value}: {event.original_message_count} -> "
-                f"{event.compacted_message_count} messages",
-            )
-        elif isinstance(event, TurnFailedEvent):
-            self._line("[TURN FAILED]", event.message)
-        elif isinstance(event, ThreadCompletedEvent):
-            if event.result:
-                self._line("[SUMMARY]", _clip(event.result, 400))
-            u = event.usage
-            cost = "" if event.total_cost_usd is None else f", ${event.total_cost_usd:.4f}"
-            self._line(
-                "[OUTCOME]",
-                f"{event.subtype.value} ({event.outcome_code}) after {event.num_turns} turns; "
-                f"tokens in {u.input_tokens} / out {u.output_tokens}{cost}; "
-                f"session {event.session_id}",
-            )
+            self._show(describe_item(d).completed(d))
+        else:
+            if isinstance(event, ThreadCompletedEvent) and event.result:
+                self._line("[SUMMARY]", clip(event.result, 400))
+            self._show(event_line(event))
 
     def finish(self) -> None:
         self._flush()
