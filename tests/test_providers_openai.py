@@ -102,6 +102,7 @@ def test_text_stream_and_request_shape(
         "messages": [{"role": "user", "content": "Say hello"}],
         "stream": True,
         "stream_options": {"include_usage": True},
+        "max_tokens": 8192,  # the default output cap, on every request
     }
 
 
@@ -137,7 +138,9 @@ def test_tool_call_history_tools_and_parallel_tool_call_deltas(
     assert got.stop_reason == "tool_calls"
     assert got.usage.output_tokens == 31
     body = sse_server.requests[0].json()
-    assert body["max_tokens"] == 512  # not api.openai.com: the widely understood key
+    # not api.openai.com: the widely understood key; the low effort's 2,048-token reasoning
+    # budget is added, since reasoning tokens count against the cap
+    assert body["max_tokens"] == 512 + 2048
     assert body["reasoning_effort"] == "low"
     assert body == snapshot_json(name="request")
     assert [{"kind": type(e).__name__, **encode(e)} for e in events] == snapshot_json(name="events")

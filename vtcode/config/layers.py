@@ -153,8 +153,14 @@ class LoadedConfig:
         ]
 
     def effective(self) -> dict[str, Any]:
-        """The merged config as plain data, defaults included (unset optionals omitted)."""
+        """The merged config as plain data, defaults included (unset optionals omitted).
+
+        `providers` lists the shipped ones too, header values redacted (config/providers.py).
+        """
+        from vtcode.config.providers import shown_providers
+
         data: dict[str, Any] = encode(self.config)
+        data["providers"] = shown_providers(self.config)
         return data
 
     def origin(self, key_path: str) -> Source | None:

@@ -138,7 +138,9 @@ class SubagentSpec:
 class AgentConfig:
     """`[agent]`: provider, model and the harness."""
 
-    provider: Annotated[str, Doc("replay | openai | anthropic")] = "replay"
+    provider: Annotated[
+        str, Doc("replay | openai | anthropic | openai-responses | a [providers.NAME] table")
+    ] = "replay"
     model: str | None = None
     reasoning_effort: ReasoningEffort | None = None
     max_task_retries: Annotated[U32, Doc("retries of a transient provider failure")] = 2
@@ -405,6 +407,56 @@ class McpConfig:
     servers: dict[str, McpServerConfig] = field(default_factory=dict)
 
 
+class ProviderKind(StrEnum):
+    """The wire API a `[providers.NAME]` table speaks."""
+
+    OPENAI = "openai"  # Chat Completions: OpenAI and every compatible server
+    ANTHROPIC = "anthropic"  # Messages API
+    OPENAI_RESPONSES = "openai-responses"  # Responses API
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderPricing:
+    """`[providers.NAME.pricing]`: USD per million tokens (replaces the built-in price table)."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+    cached_input_per_mtok: Annotated[float | None, Doc("default: the input price")] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderConfig:
+    """`[providers.NAME]`: one model endpoint; an unset key takes the kind's default.
+
+    A table named like a shipped provider (openai, anthropic, openai-responses) changes only
+    the keys it sets. `--provider NAME` or `agent.provider` chooses one.
+    """
+
+    kind: Annotated[
+        ProviderKind | None, Doc("openai | anthropic | openai-responses (required for a new name)")
+    ] = None
+    base_url: Annotated[
+        str | None, Doc("default: the kind's public API, or OPENAI_BASE_URL / ANTHROPIC_BASE_URL")
+    ] = None
+    api_key_env: Annotated[
+        str | None, Doc("the environment variable holding the key (never the key itself)")
+    ] = None
+    model: Annotated[str | None, Doc("default model (--model and agent.model win)")] = None
+    context_window: Annotated[U64 | None, Doc("tokens; default: the built-in table")] = None
+    pricing: ProviderPricing | None = None
+    max_output_tokens: Annotated[
+        U32 | None, Doc("output cap sent on every request (default 8192)")
+    ] = None
+    headers: Annotated[
+        dict[str, str], Doc("extra HTTP headers, literal values (shown redacted)")
+    ] = field(default_factory=dict)
+
+
+BUILTIN_PROVIDERS: dict[str, ProviderConfig] = {
+    kind.value: ProviderConfig(kind=kind) for kind in ProviderKind
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VtcodeConfig:
     """The whole of vtcode.toml."""
@@ -418,6 +470,9 @@ class VtcodeConfig:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    providers: Annotated[
+        dict[str, ProviderConfig], Doc("model endpoints by name (`--provider NAME`)")
+    ] = field(default_factory=lambda: dict(BUILTIN_PROVIDERS))
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     shell_environment_policy: ShellEnvironmentPolicy = field(
         default_factory=ShellEnvironmentPolicy

@@ -300,6 +300,17 @@ POLICY: dict[str, Rule] = {
     "store.retention.max_sessions": FLOOR,
     "store.retention.max_age_days": FLOOR,
     "mcp.servers.*": GATED,
+    # A workspace may choose among the user's providers (agent.provider) and tune a model, but
+    # not say where requests go, which key they carry or which wire API (the kind picks the
+    # default key variable): those are egress. Prices feed the budget, so a lower one loosens.
+    "providers.*.kind": EGRESS,
+    "providers.*.base_url": EGRESS,
+    "providers.*.api_key_env": EGRESS,
+    "providers.*.headers": EGRESS,
+    "providers.*.model": NEUTRAL,
+    "providers.*.context_window": NEUTRAL,
+    "providers.*.max_output_tokens": NEUTRAL,
+    "providers.*.pricing": LOOSENING,
     "sandbox.mode": _ordered("read-only", "workspace-write", "danger-full-access"),
     "sandbox.network": ONLY_FALSE,
     "sandbox.writable_roots": LOOSENING,

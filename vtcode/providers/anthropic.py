@@ -27,7 +27,7 @@ from vtcode.messages import (
 )
 from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.http import json_or_error
-from vtcode.providers.http_provider import HTTPProvider
+from vtcode.providers.http_provider import DEFAULT_MAX_OUTPUT_TOKENS, HTTPProvider
 from vtcode.providers.sse import SSEEvent
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
-DEFAULT_MAX_TOKENS = 8192
+DEFAULT_MAX_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS  # the shared default cap (http_provider.py)
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}
 STOP_REASONS = {
     "end_turn": "end_turn",
@@ -140,7 +140,7 @@ class AnthropicProvider(HTTPProvider):
                     provider=self.name,
                 )
         system, messages = convert_messages(request.messages, thinking=budget is not None)
-        allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
+        allowance = request.max_output_tokens or self.max_output_tokens
         body: dict[str, Any] = {
             "model": request.model or self.model,
             "max_tokens": allowance + (budget or 0),

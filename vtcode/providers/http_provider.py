@@ -2,13 +2,17 @@
 pricing lookups, interruption, deadlines. A subclass names its API (`name`, `PATH`, environment
 variables, auth headers) and says how to build a request body and decode the event stream.
 
+Every request carries an output cap (`max_output_tokens`, default `DEFAULT_MAX_OUTPUT_TOKENS`)
+unless the request names its own: without one, a weak model on a local server generates until
+the context is full (708 s were seen with llama.cpp).
+
 Deadlines are kept per attempt: the idle clock restarts whenever the decoder yields a stream
 event (a delta or the end), so what resets it is model output, not keep-alive traffic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -20,6 +24,10 @@ from vtcode.providers.http import DEFAULT_TIMEOUT, SSETransport, resolve_endpoin
 from vtcode.providers.pricing import context_window_for, pricing_for
 from vtcode.providers.retry import RetryPolicy, with_retries
 from vtcode.providers.sse import SSEEvent
+
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "HTTPProvider"]
+
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
 
 
 class HTTPProvider:
@@ -42,20 +50,26 @@ class HTTPProvider:
         context_window: int | None = None,
         pricing: Pricing | None = None,
         deadlines: Deadlines | None = None,
+        api_key_env: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_output_tokens: int | None = None,
+        label: str | None = None,
     ) -> None:
         self.model = model
+        self.label = label or self.name  # the config name, for messages
+        self.max_output_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
         self.endpoint = resolve_endpoint(
-            provider=self.name,
+            provider=self.label,
             base_url=base_url,
             base_env=self.BASE_ENV,
             default_base=self.DEFAULT_BASE,
             api_key=api_key,
-            key_env=self.KEY_ENV,
+            key_env=api_key_env or self.KEY_ENV,
         )
         self._http = SSETransport(
             provider=self.name,
             endpoint=self.endpoint,
-            headers=self.auth_headers(self.endpoint.api_key),
+            headers={**self.auth_headers(self.endpoint.api_key), **(headers or {})},
             timeout=timeout,
             model=model,
         )

@@ -2,10 +2,14 @@
 OpenRouter), streamed over SSE.
 
 Request: `stream: true` with `stream_options.include_usage`, tools as `{"type": "function"}`,
-`reasoning_effort` passed through when set, `max_completion_tokens` for api.openai.com and
-`max_tokens` elsewhere (what compatible servers understand). Response: text deltas, reasoning
-deltas from `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama), tool-call
-deltas by index, usage from the final chunk, `finish_reason` mapped to upstream's stop reasons.
+`reasoning_effort` passed through when set, an output cap on every request:
+`max_completion_tokens` for api.openai.com (the SDK marks `max_tokens` deprecated there and
+reasoning models reject it) and `max_tokens` elsewhere (llama.cpp, Ollama and LM Studio read only
+`max_tokens`; vLLM reads both). With an effort the cap adds the effort's reasoning budget (the
+Anthropic budgets), since reasoning tokens count against `max_completion_tokens`.
+Response: text deltas, reasoning deltas from `reasoning_content` (DeepSeek, vLLM) or `reasoning`
+(OpenRouter, Ollama), tool-call deltas by index, usage from the final chunk, `finish_reason`
+mapped to upstream's stop reasons (`length` -> `max_tokens`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from vtcode.messages import (
     TextDelta,
     ToolCallDelta,
 )
+from vtcode.providers.anthropic import THINKING_BUDGETS
 from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.http import (
     json_or_error,
@@ -122,9 +127,10 @@ class OpenAIProvider(HTTPProvider):
             ]
         if request.reasoning_effort:
             body["reasoning_effort"] = request.reasoning_effort
-        if request.max_output_tokens:
-            key = "max_completion_tokens" if self._official else "max_tokens"
-            body[key] = request.max_output_tokens
+        cap = request.max_output_tokens or self.max_output_tokens
+        if request.reasoning_effort:
+            cap += THINKING_BUDGETS.get(request.reasoning_effort, 0)
+        body["max_completion_tokens" if self._official else "max_tokens"] = cap
         return body
 
     def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:

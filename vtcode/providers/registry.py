@@ -1,8 +1,13 @@
 """`make_provider`: the one place a provider name becomes a configured `Provider`.
 
-Provider modules are imported only when chosen, so a replay run never imports httpx. Endpoints
-and keys come from the environment: `OPENAI_BASE_URL` / `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL` /
-`ANTHROPIC_API_KEY` (a loopback base URL needs no key). Retries: `agent.max_task_retries`;
+Provider modules are imported only when chosen, so a replay run never imports httpx. A name is
+`replay` or a provider of the config (config/providers.py: the shipped `openai`, `anthropic`,
+`openai-responses`, overlaid by `[providers.NAME]` tables); its `kind` picks the class. Endpoint:
+the table's `base_url`, else `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, else the public API; key:
+the variable `api_key_env` names, else `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (a loopback base
+URL needs no key). Model: --model; then the table's `model` when the provider was chosen with
+--provider (not `agent.provider`), so `--provider ollama` does not send the agent's Claude model
+name to Ollama; then `agent.model`; then the table's. Retries: `agent.max_task_retries`;
 deadlines: `agent.request_timeout_secs`, `agent.stream_idle_timeout_secs`.
 """
 
@@ -10,14 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from vtcode.config.model import VtcodeConfig
+from vtcode.config.model import ProviderConfig, ProviderKind, VtcodeConfig
+from vtcode.config.providers import effective_providers
 from vtcode.errors import UsageError
-from vtcode.providers.base import Provider
+from vtcode.providers.base import Pricing, Provider
 from vtcode.providers.deadline import Deadlines
 from vtcode.providers.retry import RetryPolicy
 
-__all__ = ["KNOWN_PROVIDERS", "make_provider"]
+if TYPE_CHECKING:  # the classes import httpx, which a replay run never loads
+    from vtcode.providers.http_provider import HTTPProvider
+
+__all__ = ["KIND_CLASSES", "KNOWN_PROVIDERS", "make_provider"]
 
 Factory = Callable[[VtcodeConfig, str | None, str | None, Path], Provider]
 
@@ -54,28 +64,74 @@ def _deadlines(config: VtcodeConfig) -> Deadlines:
         raise UsageError(str(exc), hint="fix it in config.toml or with -c KEY=VALUE") from None
 
 
-def _openai(
-    config: VtcodeConfig, model: str | None, script: str | None, workspace: Path
-) -> Provider:
+def _openai_class() -> type[HTTPProvider]:
     from vtcode.providers.openai import OpenAIProvider
 
-    return OpenAIProvider(
-        model=_require_model("openai", model), retry=_retry(config), deadlines=_deadlines(config)
-    )
+    return OpenAIProvider
 
 
-def _anthropic(
-    config: VtcodeConfig, model: str | None, script: str | None, workspace: Path
-) -> Provider:
+def _anthropic_class() -> type[HTTPProvider]:
     from vtcode.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider(
-        model=_require_model("anthropic", model), retry=_retry(config), deadlines=_deadlines(config)
+    return AnthropicProvider
+
+
+# The class of each wire API, imported only when chosen. A kind without a class here (the
+# Responses API until its provider lands) is refused with a clear message, never a traceback.
+KIND_CLASSES: dict[ProviderKind, Callable[[], type[HTTPProvider]]] = {
+    ProviderKind.OPENAI: _openai_class,
+    ProviderKind.ANTHROPIC: _anthropic_class,
+}
+
+
+def _kind_class(name: str, kind: ProviderKind) -> type[HTTPProvider]:
+    load = KIND_CLASSES.get(kind)
+    if load is None:
+        raise UsageError(
+            f"provider {name!r}: kind {kind.value!r} is not available in this build",
+            hint="use kind openai or anthropic",
+        )
+    return load()
+
+
+def _pricing(table: ProviderConfig) -> Pricing | None:
+    p = table.pricing
+    if p is None:
+        return None
+    return Pricing(
+        input_per_mtok=p.input_per_mtok,
+        output_per_mtok=p.output_per_mtok,
+        cached_input_per_mtok=p.cached_input_per_mtok,
     )
 
 
-_FACTORIES: dict[str, Factory] = {"replay": _replay, "openai": _openai, "anthropic": _anthropic}
-KNOWN_PROVIDERS: tuple[str, ...] = tuple(_FACTORIES)
+def _configured(
+    name: str, table: ProviderConfig, config: VtcodeConfig, model: str | None
+) -> Provider:
+    """A `[providers.NAME]` table (shipped defaults overlaid) as a provider."""
+    if table.kind is None:
+        raise UsageError(
+            f"provider {name!r} has no kind",
+            hint=f"set providers.{name}.kind to one of: "
+            + ", ".join(k.value for k in ProviderKind),
+        )
+    cls = _kind_class(name, table.kind)
+    return cls(
+        model=_require_model(name, model),
+        base_url=table.base_url,
+        api_key_env=table.api_key_env,
+        headers=table.headers,
+        max_output_tokens=table.max_output_tokens,
+        context_window=table.context_window,
+        pricing=_pricing(table),
+        retry=_retry(config),
+        deadlines=_deadlines(config),
+        label=name,
+    )
+
+
+_FACTORIES: dict[str, Factory] = {"replay": _replay}
+KNOWN_PROVIDERS: tuple[str, ...] = ("replay", *(k.value for k in ProviderKind))
 
 
 def make_provider(
@@ -87,12 +143,17 @@ def make_provider(
     workspace: Path,
 ) -> Provider:
     """Build provider `name`; `model` overrides `agent.model`; `script` is for replay only."""
-    key = name.strip().lower()
-    factory = _FACTORIES.get(key)
-    if factory is None:
-        raise UsageError(
-            f"unknown provider {name!r}", hint=f"known providers: {', '.join(_FACTORIES)}"
-        )
-    if script is not None and key != "replay":
+    key = name.strip()
+    factory = _FACTORIES.get(key.lower())
+    tables = effective_providers(config)
+    if factory is None and key not in tables:
+        known = ", ".join([*_FACTORIES, *tables])
+        raise UsageError(f"unknown provider {name!r}", hint=f"known providers: {known}")
+    if script is not None and factory is None:
         raise UsageError(f"--script only applies to the replay provider, not {key!r}")
-    return factory(config, model or config.agent.model, script, workspace)
+    if factory is not None:
+        return factory(config, model or config.agent.model, script, workspace)
+    table = tables[key]
+    own = table.model if key != config.agent.provider else None
+    chosen = model or own or config.agent.model or table.model
+    return _configured(key, table, config, chosen)
