@@ -221,7 +221,7 @@ def test_two_turns_then_ctrl_d(chat: Callable[..., Chat], snapshot_json: Any) ->
     done = events[-1]
     assert (done["outcome_code"], done["subtype"]) == ("completed", "success")
     assert done["num_turns"] == 3 and done["result"] == "There is one file, notes.txt."
-    assert "[session] completed (success)" in c.screen()
+    assert "[outcome] success (completed)" in c.screen()
     assert events == snapshot_json
 
 
@@ -230,7 +230,7 @@ def test_compact_at_the_prompt(chat: Callable[..., Chat], snapshot_json: Any) ->
     c.say("remember the answer")
     c.wait_text("Noted: the answer is 42.")
     c.say("/compact")
-    c.wait_text("[compact] manual:")
+    c.wait_text("[compact] manual/")
     c.say("what was it?")
     c.wait_text("The answer was 42.")
     c.say("/exit")
@@ -422,7 +422,7 @@ def test_effort_and_model_start_new_segments(chat: Callable[..., Chat], snapshot
     segments = re.findall(r"segment   (seg-\d{3})-", c.screen())
     assert segments == ["seg-001", "seg-002"], c.screen()  # the effort change started one
     c.say("/model replay-2")
-    c.wait_text("[compact] model_switch:")
+    c.wait_text("[compact] model_switch/")
     c.say("third question")
     c.wait_text("Third answer, from the new model.")
     c.say("/status")
@@ -510,7 +510,7 @@ def test_new_then_resume(chat: Callable[..., Chat]) -> None:
     c.say("hello")
     c.wait_text("[turn done]")
     c.say("/new")
-    c.wait_text("[session] new_session (success)")
+    c.wait_text("[outcome] success (new_session)")
     c.wait_text("vtcode chat: session ")  # the next session's banner
     c.say("hello again")  # the replay script starts over with the new session
     c.wait_text("[turn done]")

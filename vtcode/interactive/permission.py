@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from vtcode.events.describe import clip
 from vtcode.events.enums import PermissionDecision
 from vtcode.events.types import PermissionRequestedEvent, PermissionResolvedEvent, ThreadEvent
-from vtcode.interactive.render import clip
 from vtcode.interactive.terminal import Key, Terminal
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.termtext import inert_line

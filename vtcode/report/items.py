@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, assert_never
 
+from vtcode.events.describe import describe_item
 from vtcode.events.types import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -172,16 +173,6 @@ def _item_body(e: Entry) -> str:
     assert_never(d)
 
 
-TAGS = {
-    "agent_message": "message",
-    "tool_invocation": "tool",
-    "tool_output": "output",
-    "command_execution": "command",
-    "file_change": "files",
-    "error": "warning",
-    "mcp_tool_call": "mcp",
-    "web_search": "search",
-}
 
 
 def _marker(e: Entry) -> str:
@@ -212,6 +203,6 @@ def entry_html(e: Entry) -> str:
     cls = "reasoning" if t == "reasoning" else ""
     return (
         f'<li class="entry kind-{esc(t)} {cls}" data-item="{esc(e.item.id)}">'
-        f'<span class="tag">{esc(TAGS.get(t, t))}</span>'
+        f'<span class="tag">{esc(describe_item(e.item.details).label)}</span>'
         f'<div class="body">{_item_body(e)}</div></li>'
     )
