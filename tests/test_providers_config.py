@@ -18,10 +18,8 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from conftest import ScriptedReply, SSEServer
-from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
-from pydantic import TypeAdapter
+from sdk_judge import judge_anthropic, judge_openai
 from syrupy.assertion import SnapshotAssertion
 
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
@@ -30,8 +28,6 @@ from vtcode.providers.collect import CollectedResponse, collect
 from vtcode.providers.openai import OpenAIProvider, map_finish_reason
 
 ASK = ModelRequest(model="qwen", messages=(Message(role="user", content="x"),))
-OPENAI_BODY = TypeAdapter(CompletionCreateParamsStreaming)
-ANTHROPIC_BODY = TypeAdapter(MessageCreateParamsStreaming)
 TOKEN = "gw-token-6f1d2c"  # an extra header value: a credential in practice
 
 
@@ -53,11 +49,6 @@ max_output_tokens = 256
 headers = {{ "X-Gateway-Token" = "{TOKEN}" }}
 {extra}
 """
-
-
-def judge_openai(body: dict[str, Any]) -> None:
-    """The SDK's TypedDict, strictly: unknown or mistyped keys fail validation."""
-    OPENAI_BODY.validate_python(body, strict=True)
 
 
 def exec_json(tmp_path: Path, prompt: str, *args: str) -> tuple[int, list[dict[str, Any]], str]:
@@ -192,7 +183,7 @@ def test_anthropic_table_tool_use_without_input_on_block_start(
     assert first.headers["x-api-key"] == "sk-local-1234"
     assert first.headers["x-gateway-token"] == TOKEN
     for seen in (first, second):
-        ANTHROPIC_BODY.validate_python(seen.json())
+        judge_anthropic(seen.json())
         assert seen.json()["max_tokens"] == 256
     tool_use = second.json()["messages"][1]["content"][-1]
     assert tool_use["type"] == "tool_use" and tool_use["input"] == {"path": "NOTES.md"}

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ScriptedReply, SSEServer
+from sdk_judge import judge_requests
 from syrupy.assertion import SnapshotAssertion
 
 from vtcode.config.model import AgentConfig, VtcodeConfig
@@ -46,6 +47,17 @@ def openai(sse_server: SSEServer) -> Iterator[OpenAIProvider]:
     p = make(sse_server)
     yield p
     p.close()
+
+
+@pytest.fixture(autouse=True)
+def _sdk_judges_every_body(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, every body the test server saw must satisfy the official SDK's types."""
+    server = None
+    if "sse_server" in request.fixturenames:  # taken now, so it is torn down after this
+        server = request.getfixturevalue("sse_server")
+    yield
+    if isinstance(server, SSEServer):
+        judge_requests((r.path, r.json()) for r in server.requests if r.body)
 
 
 def make(server: SSEServer, **kw: Any) -> OpenAIProvider:
