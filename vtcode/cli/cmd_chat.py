@@ -26,7 +26,10 @@ pipes use `vtcode exec`, which exits 2 here."""
 
 @click.command("chat", epilog=EPILOG)
 @click.argument("prompt", nargs=-1)
-@click.option("--provider", help="replay (default), openai or anthropic.")
+@click.option(
+    "--provider",
+    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
+)
 @click.option("--model", help="Model id (overrides agent.model); /model switches later.")
 @click.option("--script", help="Replay script: a path or a shipped script name.")
 @click.option("--effort", type=click.Choice(["low", "medium", "high"]), help="Reasoning effort.")

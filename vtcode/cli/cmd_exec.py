@@ -51,7 +51,10 @@ def _read_prompt(words: list[str]) -> str | None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the model's last message here (empty when it said nothing).",
 )
-@click.option("--provider", help="replay (default), openai or anthropic.")
+@click.option(
+    "--provider",
+    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
+)
 @click.option("--model", help="Model id (overrides agent.model).")
 @click.option("--script", help="Replay script: a path or a shipped script name.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap (error_max_turns).")

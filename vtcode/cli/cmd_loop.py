@@ -39,7 +39,10 @@ def loop() -> None:
 @click.option("--max-steps", type=click.IntRange(min=0), help="Budget: total steps (stored).")
 @click.option("--max-tokens", type=click.IntRange(min=0), help="Budget: total tokens (stored).")
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD (stored).")
-@click.option("--provider", help="replay (default), openai or anthropic.")
+@click.option(
+    "--provider",
+    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
+)
 @click.option("--script", help="Replay script: a path or a shipped script name.")
 @click.option("--model", help="Model id (overrides agent.model).")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step.")
