@@ -293,3 +293,49 @@ def test_unknown_provider_lists_the_configured_ones(tmp_path: Path, sse_server: 
     proc = vtcode(["exec", "--provider", "nope", "Hi"], tmp_path)
     assert proc.returncode == 2
     assert "known providers: replay, openai, anthropic, openai-responses, local" in proc.stderr
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "providers.md"
+
+
+def _doc_tables() -> list[str]:
+    blocks = DOC.read_text().split("```toml\n")[1:]
+    return [b.split("```", 1)[0] for b in blocks]
+
+
+def test_docs_examples_load_and_build_their_provider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each documented table is valid config and builds a provider aimed where the page says."""
+    from vtcode.config.layers import Layer, Source
+    from vtcode.config.load import check_text, parse_layer, resolve
+    from vtcode.providers.http_provider import HTTPProvider
+    from vtcode.providers.registry import make_provider
+
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    monkeypatch.setenv("GATEWAY_KEY", "gw-test")
+    tables = _doc_tables()
+    assert len(tables) == 6
+    built = []
+    for text in tables:
+        result = check_text(text, "docs/providers.md")
+        assert result.problems == [], (text, result.problems)
+        config = resolve([parse_layer(text, Source(Layer.USER), "docs/providers.md")]).config
+        for name in config.providers:
+            provider = make_provider(
+                name, config=config, model=None, script=None, workspace=tmp_path
+            )
+            assert isinstance(provider, HTTPProvider)
+            built.append((name, provider.endpoint.base_url, provider.model))
+            provider.close()
+    names = [n for n, _, _ in built]
+    assert names == [
+        "ollama",
+        "vllm",
+        "llamacpp",
+        "llamacpp-messages",
+        "lmstudio",
+        "openrouter",
+        "gateway",
+    ]
+    assert ("ollama", "http://127.0.0.1:11434/v1", "qwen2.5-coder:7b") in built

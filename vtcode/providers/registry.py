@@ -5,10 +5,10 @@ Provider modules are imported only when chosen, so a replay run never imports ht
 `openai-responses`, overlaid by `[providers.NAME]` tables); its `kind` picks the class. Endpoint:
 the table's `base_url`, else `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, else the public API; key:
 the variable `api_key_env` names, else `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (a loopback base
-URL needs no key). Model: --model; then the table's `model` when the provider was chosen with
---provider (not `agent.provider`), so `--provider ollama` does not send the agent's Claude model
-name to Ollama; then `agent.model`; then the table's. Retries: `agent.max_task_retries`;
-deadlines: `agent.request_timeout_secs`, `agent.stream_idle_timeout_secs`.
+URL needs no key). Model: --model; then the table's `model` when the provider is not
+`agent.provider`, so `--provider ollama` does not send the agent's Claude model name to Ollama;
+then `agent.model`; then the table's. Retries: `agent.max_task_retries`; deadlines:
+`agent.request_timeout_secs`, `agent.stream_idle_timeout_secs`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def _replay(
 def _require_model(provider: str, model: str | None) -> str:
     if not model or not model.strip():
         raise UsageError(
-            f"the {provider} provider needs a model", hint="pass --model NAME or set agent.model"
+            f"the {provider} provider needs a model",
+            hint=f"pass --model NAME, or set agent.model or providers.{provider}.model",
         )
     return model.strip()
 
