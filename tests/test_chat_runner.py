@@ -53,7 +53,9 @@ def say(text: str) -> UserAction:
 
 
 def leave(kind: OutcomeKind) -> Step:
-    return lambda runner: UserAction(leave=leave_outcome(kind, runner))
+    return lambda runner: UserAction(
+        leave=leave_outcome(kind, runner.chat.last_block if runner.chat else None)
+    )
 
 
 class Tools(ToolExecutor):
@@ -191,7 +193,7 @@ def test_one_turn_pair_per_user_turn_whatever_the_requests(tmp_path: Path) -> No
     assert (done.outcome_code, done.subtype.value) == ("completed", "success")
     assert done.result == "Echoed." and done.num_turns == 3
     assert done.usage.input_tokens == 600
-    assert runner.user_turn_count == 2 and user.prompts == 3
+    assert runner.chat is not None and runner.chat.count == 2 and user.prompts == 3
     answered(runner.history)
 
 

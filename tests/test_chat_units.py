@@ -156,18 +156,15 @@ def test_renderer_prints_each_streamed_character_once() -> None:
 
 
 def test_leaving_maps_to_the_interactive_outcome_codes() -> None:
-    class R:
-        last_turn_block: Outcome | None = None
-
-    r: Any = R()
-    assert leave_outcome(OutcomeKind.COMPLETED, r).kind is OutcomeKind.COMPLETED
-    assert leave_outcome(OutcomeKind.EXIT, r).kind.subtype.value == "cancelled"
-    assert leave_outcome(OutcomeKind.NEW_SESSION, r).kind.code == "new_session"
-    r.last_turn_block = Outcome(OutcomeKind.LOOP_DETECTED, detail="3 identical rounds")
-    blocked = leave_outcome(OutcomeKind.COMPLETED, r)
+    assert leave_outcome(OutcomeKind.COMPLETED, None).kind is OutcomeKind.COMPLETED
+    assert leave_outcome(OutcomeKind.EXIT, None).kind.subtype.value == "cancelled"
+    assert leave_outcome(OutcomeKind.NEW_SESSION, None).kind.code == "new_session"
+    block = Outcome(OutcomeKind.LOOP_DETECTED, detail="3 identical rounds")
+    blocked = leave_outcome(OutcomeKind.COMPLETED, block)
     assert (blocked.kind.code, blocked.kind.subtype.value) == ("blocked", "error_during_execution")
     assert "3 identical rounds" in blocked.detail
-    assert leave_outcome(OutcomeKind.EXIT, r).kind is OutcomeKind.EXIT  # an interrupt stays exit
+    # an interrupt stays exit
+    assert leave_outcome(OutcomeKind.EXIT, block).kind is OutcomeKind.EXIT
 
 
 def test_chat_refuses_a_non_terminal(run_vtcode: RunVtcode, tmp_path: Path) -> None:

@@ -156,7 +156,8 @@ class Controls:
             f"session   {r.session_id}",
             f"model     {r.provider.model} ({r.provider.name})  effort "
             f"{r.reasoning_effort or 'default'}  mode {self.mode}",
-            f"turns     {r.user_turn_count} user turns, {r.turns_executed} model requests",
+            f"turns     {r.chat.count if r.chat else 0} user turns, "
+            f"{r.turns_executed} model requests",
             f"tokens    in {u.input_tokens} (cached {u.cached_input_tokens}) / out "
             f"{u.output_tokens}; context about {tokens} tokens{share}",
             "cost      "

@@ -16,7 +16,6 @@ Session limits (budget, turns) end it with their own outcome codes, as in `exec`
 from __future__ import annotations
 
 from vtcode.loop.outcomes import Outcome, OutcomeKind
-from vtcode.loop.runner import Runner
 
 __all__ = ["leave_outcome"]
 
@@ -28,9 +27,10 @@ _DETAIL = {
 }
 
 
-def leave_outcome(kind: OutcomeKind, runner: Runner) -> Outcome:
-    """The session outcome when the user leaves with `kind`."""
-    block = runner.last_turn_block
+def leave_outcome(kind: OutcomeKind, last_block: Outcome | None) -> Outcome:
+    """The session outcome when the user leaves with `kind`; `last_block` is how the last user
+    turn ended when it did not finish (blocked or aborted), else None."""
+    block = last_block
     if kind is OutcomeKind.COMPLETED and block is not None:
         return Outcome(
             OutcomeKind.BLOCKED, detail=f"the last turn did not finish: {block.description()}"

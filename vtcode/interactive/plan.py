@@ -107,12 +107,12 @@ class PlanFlow:
         self.active = False
         self.controls.restore_tools(self._saved_tools)
         self.controls.set_mode("chat")
-        if runner.turn_failure is not None:
+        if runner.chat is not None and runner.chat.failure is not None:
             return
         text = next((m.content for m in reversed(runner.history) if m.role == "assistant"), "")
         if not text.strip():
             return
-        turn_id = f"turn-{runner.user_turn_count}"
+        turn_id = f"turn-{(runner.chat.count if runner.chat else 0)}"
         plan_file = self._save(text, runner.session_id, turn_id)
         rec = runner.recorder
         rec.emit(

@@ -64,7 +64,7 @@ class ChatSession(Interaction):
         return self.permissions.resolve(tool, arguments, verdict)
 
     def turn_ending(self, runner: Runner) -> None:
-        if runner.turn_failure == "turn cancelled":
+        if runner.chat is not None and runner.chat.failure == "turn cancelled":
             stopped = self.controls.stop_commands_since(self._commands_before)
             if stopped:
                 runner.recorder.warning("Ctrl-C stopped " + ", ".join(stopped))
@@ -109,7 +109,9 @@ class ChatSession(Interaction):
 
     def _leave(self, kind: OutcomeKind, runner: Runner) -> UserAction:
         self.new_session = kind is OutcomeKind.NEW_SESSION
-        return UserAction(leave=leave_outcome(kind, runner))
+        return UserAction(
+            leave=leave_outcome(kind, runner.chat.last_block if runner.chat else None)
+        )
 
     def _dispatch(self, cmd: Command, runner: Runner) -> UserAction | None:
         name, arg = cmd.name, cmd.arg

@@ -5,16 +5,14 @@ facts: cancelled, a limit reached, compaction due, ...) and fires a trigger with
 `fsm_table` chooses the destination. Entering `complete` emits the terminal sequence exactly once:
 summary `agent_message`, the terminal turn event, `thread.completed`.
 
-Interactive runs (`vtcode chat`) pass `user_turns`: one `turn.started … turn.completed|failed`
-pair then spans a whole USER turn (several model requests and tool rounds), the machine waits in
-`idle` for the next user action, a SIGINT cancels the user turn (`turn.failed{"turn cancelled"}`)
-and the session goes on; only the user leaving (or SIGTERM, or a session limit) completes it.
+Interactive runs (`vtcode chat`) pass `user_turns`; their user-turn logic (one turn pair per
+USER turn, the `idle` state at the prompt, Ctrl-C ending the turn, not the session) lives in
+`vtcode.loop.user_turns.ChatTurns`, which the runner holds as `chat`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +26,9 @@ from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
-from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserAction, UserTurns
+from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
+from vtcode.loop.user_turns import ChatTurns
 from vtcode.messages import (
     Message,
     ModelRequest,
@@ -117,12 +116,8 @@ class Runner:
         self._repeat_count = 0
         self.result: RunResult | None = None
         # interactive runs
-        self.user_turns = user_turns
-        self.user_turn_count = 0
-        self.turn_failure: str | None = None  # why the open user turn failed (None: it did not)
-        self.last_turn_block: Outcome | None = None  # the last user turn ended blocked/aborted
-        self._pending_user: Message | None = None
-        self._compact_trigger: str | None = None
+        # interactive runs: the user-turn logic lives in its own driver
+        self.chat: ChatTurns | None = None if user_turns is None else ChatTurns(self, user_turns)
 
     def _shielded(self, emit: Callable[[Any], None]) -> Callable[[Any], None]:
         """Every emission completes: a signal during one is acted on after it (finish the event)."""
@@ -145,9 +140,9 @@ class Runner:
                 try:
                     STEPS[self.machine.state](self)
                 except Cancelled:
-                    if not self._turn_interrupt():
+                    if self.chat is None or not self.chat.interrupting():
                         raise
-                    self._interrupted()
+                    self.chat.interrupted()
         except Cancelled:
             self._stop(Outcome(OutcomeKind.CANCELLED))
         except ProviderError as e:  # pragma: no cover - handled in _step_turn
@@ -165,23 +160,19 @@ class Runner:
 
     # ------------------------------------------------------------------ steps
 
-    def _turn_interrupt(self) -> bool:
-        """Interactive SIGINT: cancel the user turn only (SIGTERM still ends the session)."""
-        return self.user_turns is not None and self.cancel.signum == signal.SIGINT
-
     def _facts(self, **kw: bool) -> Assessment:
-        if self.cancel.cancelled and self._turn_interrupt():
+        if self.cancel.cancelled and self.chat is not None and self.chat.interrupting():
             raise Cancelled(self.cancel.signum)  # handled in `run` as the end of the user turn
         return Assessment(cancelled=self.cancel.cancelled, **kw)
 
     def _step_orient(self) -> None:
         orientation = self.hooks.orientation()
         self.system = self._system_prompt(orientation)
-        waiting = self.user_turns is not None and not self.recorder.turn_open
+        waiting = self.chat is not None and not self.recorder.turn_open
         if self.prompt is not None and self.prompt.strip():
-            if self.user_turns is not None and not self.recorder.turn_open:
-                self._begin_user_turn()
-            self._append(Message(role="user", content=self.prompt))
+            if self.chat is not None and not self.recorder.turn_open:
+                self.chat.begin()
+            self.append(Message(role="user", content=self.prompt))
             self.prompt = None
             waiting = False
         self.machine.oriented(
@@ -192,7 +183,7 @@ class Runner:
             outcome=Outcome(OutcomeKind.CANCELLED),
         )
 
-    def _append(self, message: Message) -> None:
+    def append(self, message: Message) -> None:
         self.history.append(message)
         if self._on_message is not None:
             self._on_message(message)
@@ -208,14 +199,14 @@ class Runner:
 
     def _step_turn(self) -> None:
         rec = self.recorder
-        if not rec.turn_open and self.user_turns is not None:
-            self._begin_user_turn()  # a steering follow-up is a user turn of its own
+        if not rec.turn_open and self.chat is not None:
+            self.chat.begin()  # a steering follow-up is a user turn of its own
         elif not rec.turn_open:
             rec.turn_started()
             self.turn_usage = Usage()
-        if self._pending_user is not None:
-            self._append(self._pending_user)
-            self._pending_user = None
+        if self.chat is not None and self.chat.pending is not None:
+            self.append(self.chat.pending)
+            self.chat.pending = None
         request = self._request()
         self.hooks.before_request(request)
         text = rec.text()
@@ -284,7 +275,7 @@ class Runner:
             for i in sorted(calls)
         ]
         content = final_text + text.text
-        self._append(
+        self.append(
             Message(
                 role="assistant",
                 content=content,
@@ -307,12 +298,12 @@ class Runner:
         self.hooks.on_turn_end(made_progress=bool(content.strip()))
         follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
         if follow_ups:
-            if self.user_turns is not None:
-                self._end_user_turn()
+            if self.chat is not None:
+                self.chat.end()
             else:
                 rec.turn_completed(self.turn_usage)
             for m in follow_ups:
-                self._append(m)
+                self.append(m)
             limit = self._limit_outcome()
             self.machine.followed_up(
                 facts=self._facts(
@@ -324,7 +315,7 @@ class Runner:
             return
         kind = OutcomeKind.SUCCESS if content.strip() else OutcomeKind.STOPPED_NO_ACTION
         self.machine.responded(
-            facts=self._facts(user_turn_over=self.user_turns is not None), outcome=Outcome(kind)
+            facts=self._facts(user_turn_over=self.chat is not None), outcome=Outcome(kind)
         )
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
@@ -367,11 +358,12 @@ class Runner:
         else:
             kind = OutcomeKind.FAILED
         self.stop_reason = e.message
-        turn_over = self.user_turns is not None and not recoverable
+        turn_over = self.chat is not None and not recoverable
         if turn_over:
             # Interactive: the user turn fails and the session goes on at the prompt.
             self.recorder.warning(detail)
-            self._block_user_turn(Outcome(kind, detail=detail))
+            assert self.chat is not None
+            self.chat.block(Outcome(kind, detail=detail))
         self.machine.provider_failed(
             facts=self._facts(recovery_allowed=recoverable, user_turn_over=turn_over),
             outcome=Outcome(kind, detail=detail),
@@ -388,7 +380,7 @@ class Runner:
             if self.cancel.cancelled:
                 sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
                 sc.output("cancelled before it ran", ToolCallStatus.FAILED)
-                self._append(
+                self.append(
                     Message(role="tool", content="cancelled", tool_call_id=call.id, name=call.name)
                 )
                 continue
@@ -429,7 +421,7 @@ class Runner:
                 except Cancelled:
                     sc.complete(arguments, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
                     sc.output("cancelled while running", ToolCallStatus.FAILED)
-                    self._append(
+                    self.append(
                         Message(
                             role="tool",
                             content="cancelled while running",
@@ -440,7 +432,7 @@ class Runner:
                     raise
             waited += result.wait_seconds
             self._emit_tool_result(sc, arguments if parse_error is None else call.arguments, result)
-            self._append(
+            self.append(
                 Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
             )
             had_output = had_output or result.outcome is ToolOutcome.SUCCESS
@@ -450,18 +442,18 @@ class Runner:
                 )
         self.pending_calls = []
         self.last_turn_had_tool_output = had_output
-        if rec.turn_open and self.user_turns is None:
+        if rec.turn_open and self.chat is None:
             rec.turn_completed(self.turn_usage)
         self.hooks.on_turn_end(made_progress=had_output)
         for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
-            self._append(m)
+            self.append(m)
         self._check_repetition("\x01".join(signature_parts))
         limit = self._limit_outcome()
-        blocked = limit is not None and self.user_turns is not None and limit.kind.is_hard_block
-        if blocked and limit is not None:
+        blocked = limit is not None and self.chat is not None and limit.kind.is_hard_block
+        if blocked and limit is not None and self.chat is not None:
             # Interactive: a hard block ends the user turn ("turn blocked"), not the session.
             rec.warning(limit.description())
-            self._block_user_turn(limit)
+            self.chat.block(limit)
             limit = None
         in_tool_loop = True
         self.machine.tools_done(
@@ -494,6 +486,9 @@ class Runner:
         for text in self.tools.take_notices():
             self.recorder.warning(text)
 
+    def reset_repetition(self) -> None:
+        self._repeat_signature, self._repeat_count = None, 0
+
     def _check_repetition(self, signature: str) -> None:
         if signature and signature == self._repeat_signature:
             self._repeat_count += 1
@@ -501,7 +496,7 @@ class Runner:
             self._repeat_signature = signature or None
             self._repeat_count = 1 if signature else 0
 
-    def _session_limit(self) -> Outcome | None:
+    def session_limit(self) -> Outcome | None:
         """The limits of the whole run (an interactive session too): turns and budget."""
         lim = self.limits
         if self.turns_executed >= lim.max_turns:
@@ -512,7 +507,7 @@ class Runner:
 
     def _limit_outcome(self) -> Outcome | None:
         lim = self.limits
-        session = self._session_limit()
+        session = self.session_limit()
         if session is not None:
             return session
         if lim.max_tool_loops and self.tool_loops >= lim.max_tool_loops:
@@ -533,9 +528,10 @@ class Runner:
         # threshold asks for is `auto`, even after a recovery happened in the same turn.
         trigger = "recovery" if self._recovering else "auto"
         self._recovering = False
-        at_prompt = self._compact_trigger is not None and self._pending_user is None
-        if self._compact_trigger is not None:
-            trigger, self._compact_trigger = self._compact_trigger, None
+        asked = self.chat.compact_trigger if self.chat is not None else None
+        at_prompt = asked is not None and self.chat is not None and self.chat.pending is None
+        if asked is not None and self.chat is not None:
+            trigger, self.chat.compact_trigger = asked, None
         self.history = self.hooks.compact(self.history, trigger=trigger, recorder=self.recorder)
         if trigger == "recovery":
             # Exactly one tool-enabled retry: a second failure is final.
@@ -554,90 +550,10 @@ class Runner:
             self.prompt = first_user.content
         self.machine.reset_done(facts=self._facts())
 
-    # ------------------------------------------------------------------ interactive
-
-    def _begin_user_turn(self) -> None:
-        """A new user turn: its own turn pair, per-turn counters and one recovery."""
-        self.user_turn_count += 1
-        self.turn_failure = None
-        self.tool_loops = 0
-        self._repeat_signature, self._repeat_count = None, 0
-        self.recovery_used = False
-        self.retries_used = 0
-        self.last_turn_had_tool_output = False
-        self.recorder.turn_started()
-        self.turn_usage = Usage()
-
-    def _block_user_turn(self, outcome: Outcome) -> None:
-        blocked = outcome.kind.is_hard_block or outcome.kind is OutcomeKind.BLOCKED
-        self.turn_failure = "turn blocked" if blocked else "turn aborted"
-        self.last_turn_block = outcome
-
-    def _end_user_turn(self) -> None:
-        """Close the open user turn (upstream: completed, or failed with usage if non-zero)."""
-        if self.user_turns is not None:
-            self.user_turns.turn_ending(self)
-        rec = self.recorder
-        if self.turn_failure is None:
-            self.last_turn_block = None
-            rec.turn_completed(self.turn_usage)
-        else:
-            rec.turn_failed(self.turn_failure, None if self.turn_usage.is_zero else self.turn_usage)
-
-    def _step_idle(self) -> None:
-        assert self.user_turns is not None
-        if self.recorder.turn_open:
-            self._end_user_turn()
-        limit = self._session_limit()
-        if limit is not None:  # the session is over: do not prompt for more
-            self.machine.user_input(facts=Assessment(limit_reached=True), outcome=limit)
-            return
-        action = self.user_turns.next_action(self)
-        while action == UserAction():  # nothing to act on: ask again
-            action = self.user_turns.next_action(self)
-        if self.cancel.cancelled and self._turn_interrupt():
-            # A Ctrl-C between prompts (no turn to cancel, no prompt to end) is dropped.
-            self.cancel.event.clear()
-            self.cancel.signum = None
-        due = self.hooks.compaction_due(in_tool_loop=False) if action.leave is None else False
-        if action.message is not None:
-            self._pending_user = action.message
-            self._begin_user_turn()
-        self._compact_trigger = action.compact
-        self.machine.user_input(
-            facts=Assessment(
-                cancelled=self.cancel.cancelled,
-                leaving=action.leave is not None,
-                compaction_due=due or action.compact is not None,
-            ),
-            outcome=action.leave or Outcome(OutcomeKind.CANCELLED),
-        )
-
-    def _interrupted(self) -> None:
-        """SIGINT in an interactive turn: answer every open call, fail the turn, keep going."""
-        answered = set()
-        for m in reversed(self.history):
-            if m.role != "tool":
-                break
-            answered.add(m.tool_call_id)
-        for sc, call in self.pending_calls:
-            if call.id in answered:
-                continue
-            sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
-            sc.output("cancelled before it ran", ToolCallStatus.FAILED)
-            self._append(
-                Message(role="tool", content="cancelled", tool_call_id=call.id, name=call.name)
-            )
-        self.pending_calls = []
-        self._pending_user = None
-        self._compact_trigger = None
-        self.cancel.event.clear()
-        self.cancel.signum = None
-        if self.recorder.turn_open:
-            self.turn_failure = "turn cancelled"
-        self.machine.stop(
-            facts=Assessment(interrupted=True), outcome=Outcome(OutcomeKind.CANCELLED)
-        )
+    def step_idle(self) -> None:
+        """The `idle` state's work: only an interactive run waits at the prompt."""
+        assert self.chat is not None, "idle is entered only by interactive runs"
+        self.chat.step_idle()
 
     # ------------------------------------------------------------------ terminal
 
@@ -660,7 +576,7 @@ class Runner:
         rec = self.recorder
         success = outcome.kind.is_success
         # An interactive session that ends at the prompt has no turn to report the end in.
-        at_prompt = self.user_turns is not None and not rec.turn_open
+        at_prompt = self.chat is not None and not rec.turn_open
         try:
             if not success and not at_prompt:
                 if not rec.turn_open:
@@ -710,6 +626,6 @@ STEPS: dict[str, Callable[[Runner], None]] = {
     "tool": Runner._step_tools,
     "compact": Runner._step_compact,
     "reset": Runner._step_reset,
-    "idle": Runner._step_idle,
+    "idle": lambda runner: runner.step_idle(),
 }
 check_steps(STEPS)
