@@ -275,7 +275,10 @@ def test_config_show_lists_providers_without_secrets(tmp_path: Path, sse_server:
     [
         ('[providers.x]\nmodel = "m"\n', "provider 'x' has no kind"),
         ('[providers.x]\nkind = "gemini"\n', "providers.x.kind"),
-        ('[providers.x]\nkind = "openai-responses"\nmodel = "m"\n', "not available"),
+        (
+            '[providers.x]\nkind = "openai"\nmodel = "m"\nbase_url = "ftp://h/v1"\n',
+            "hint: set providers.x.base_url to an http(s) URL",
+        ),
     ],
 )
 def test_bad_provider_tables_exit_2_without_traceback(

@@ -87,7 +87,11 @@ def resolve_endpoint(
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(
             f"invalid base URL for {provider}: {redact_text(url)!r}",
-            hint=f"set {base_env} to an http(s) URL, e.g. {default_base}",
+            hint=(
+                f"set providers.{provider}.base_url to an http(s) URL"
+                if base_url
+                else f"set {base_env} to an http(s) URL, e.g. {default_base}"
+            ),
         )
     key = api_key if api_key is not None else os.environ.get(key_env)
     key = key.strip() if key else None
