@@ -36,6 +36,7 @@ class Assessment:
     limit_reached: bool = False
     reset_due: bool = False
     recovery_allowed: bool = False
+    retry_allowed: bool = False  # a transient failure within the retry budget
     # interactive runs (`vtcode chat`) only
     user_turn_over: bool = False  # the user turn ended: wait at the prompt
     leaving: bool = False  # the user ended the session (/exit, Ctrl-D, Ctrl-C twice)

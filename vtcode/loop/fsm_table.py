@@ -81,7 +81,11 @@ TRANSITIONS: tuple[TransitionSpec, ...] = (
     TransitionSpec("tools_done", ("tool",), "reset", ("reset_due",), "stalled: context reset"),
     TransitionSpec("tools_done", ("tool",), "compact", ("compaction_due",), "over threshold"),
     TransitionSpec("tools_done", ("tool",), "turn", (), "next model request"),
-    # a transient provider failure after successful tool output: one bounded recovery
+    # a transient provider failure: the same request again after a backoff (bounded), else
+    # after successful tool output one recovery compaction, else the run (or user turn) ends
+    TransitionSpec(
+        "provider_failed", ("turn",), "turn", ("retry_allowed",), "transient: retry after backoff"
+    ),
     TransitionSpec(
         "provider_failed", ("turn",), "compact", ("recovery_allowed",), "recovery compaction"
     ),
@@ -116,6 +120,7 @@ GUARDS: tuple[str, ...] = (
     "limit_reached",
     "reset_due",
     "recovery_allowed",
+    "retry_allowed",
     "user_turn_over",
     "leaving",
     "interrupted",

@@ -99,3 +99,17 @@ class Outcome:
 
 def _n(v: float | None) -> str:
     return "?" if v is None else str(int(v))
+
+
+def decide_outcome(ending: Outcome | None, *, cancelled: bool) -> Outcome:
+    """How a run ended: the one rule, applied when the machine enters `complete`.
+
+    `ending` is what the last step found (a final answer, a limit, a provider failure, the user
+    leaving); a cancellation wins over everything but a finished answer (the answer was given
+    before the signal was acted on); a run that completes with neither is an internal error.
+    """
+    if cancelled and (ending is None or ending.kind is not OutcomeKind.SUCCESS):
+        return Outcome(OutcomeKind.CANCELLED)
+    if ending is None:
+        return Outcome(OutcomeKind.ERROR, detail="run ended without an outcome")
+    return ending

@@ -25,7 +25,7 @@ from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits
-from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.outcomes import Outcome, OutcomeKind, decide_outcome
 from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
 from vtcode.loop.user_turns import ChatTurns
@@ -180,7 +180,6 @@ class Runner:
                 compaction_due=self.hooks.compaction_due(in_tool_loop=False),
                 user_turn_over=waiting,
             ),
-            outcome=Outcome(OutcomeKind.CANCELLED),
         )
 
     def append(self, message: Message) -> None:
@@ -290,9 +289,7 @@ class Runner:
         ]
         if tool_calls:
             self.tool_loops += 1
-            self.machine.responded(
-                facts=self._facts(has_tool_calls=True), outcome=Outcome(OutcomeKind.CANCELLED)
-            )
+            self.machine.responded(facts=self._facts(has_tool_calls=True))
             return
         self.tool_loops = 0
         self.hooks.on_turn_end(made_progress=bool(content.strip()))
@@ -310,12 +307,12 @@ class Runner:
                     limit_reached=limit is not None,
                     compaction_due=self.hooks.compaction_due(in_tool_loop=False),
                 ),
-                outcome=limit or Outcome(OutcomeKind.CANCELLED),
+                ending=limit,
             )
             return
         kind = OutcomeKind.SUCCESS if content.strip() else OutcomeKind.STOPPED_NO_ACTION
         self.machine.responded(
-            facts=self._facts(user_turn_over=self.chat is not None), outcome=Outcome(kind)
+            facts=self._facts(user_turn_over=self.chat is not None), ending=Outcome(kind)
         )
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
@@ -333,7 +330,7 @@ class Runner:
             and e.attempts <= 1  # an HTTP provider that already retried has used the budget
             and self.retries_used < self.limits.max_task_retries
         ):
-            # Stay in `turn`: the same request is sent again after a backoff.
+            # The same request again after a backoff: `turn` -> `turn` through the table.
             self.retries_used += 1
             delay = min(30.0, self.limits.retry_backoff_secs * 2 ** (self.retries_used - 1))
             self.recorder.warning(
@@ -342,6 +339,7 @@ class Runner:
             )
             if self.cancel.event.wait(delay):
                 raise Cancelled(self.cancel.signum)
+            self.machine.provider_failed(facts=self._facts(retry_allowed=True))
             return
         if recoverable:
             self.recovery_used = True
@@ -366,7 +364,7 @@ class Runner:
             self.chat.block(Outcome(kind, detail=detail))
         self.machine.provider_failed(
             facts=self._facts(recovery_allowed=recoverable, user_turn_over=turn_over),
-            outcome=Outcome(kind, detail=detail),
+            ending=Outcome(kind, detail=detail),
         )
 
     def _step_tools(self) -> None:
@@ -463,7 +461,7 @@ class Runner:
                 reset_due=self.hooks.reset_due(),
                 compaction_due=self.hooks.compaction_due(in_tool_loop=in_tool_loop),
             ),
-            outcome=limit or Outcome(OutcomeKind.CANCELLED),
+            ending=limit,
         )
 
     def _emit_tool_result(self, sc: StreamingToolCall, arguments: Any, r: ToolRunOutcome) -> None:
@@ -538,7 +536,6 @@ class Runner:
             self.last_turn_had_tool_output = False
         self.machine.compacted(
             facts=self._facts(reset_due=self.hooks.reset_due(), user_turn_over=at_prompt),
-            outcome=Outcome(OutcomeKind.CANCELLED),
         )
 
     def _step_reset(self) -> None:
@@ -560,17 +557,14 @@ class Runner:
     def _stop(self, outcome: Outcome) -> None:
         if self.machine.is_terminal:
             return
-        self.machine.stop(facts=Assessment(cancelled=self.cancel.cancelled), outcome=outcome)
+        self.machine.stop(facts=Assessment(cancelled=self.cancel.cancelled), ending=outcome)
 
     def _entered(self, state: str, event: EventData) -> None:
         if state != "complete" or self.result is not None:
             return
-        outcome = event.kwargs.get("outcome")
-        if not isinstance(outcome, Outcome):
-            outcome = Outcome(OutcomeKind.ERROR, detail="run ended without an outcome")
-        if self.cancel.cancelled and outcome.kind not in (OutcomeKind.SUCCESS,):
-            outcome = Outcome(OutcomeKind.CANCELLED)
-        self._finish(outcome)
+        ending = event.kwargs.get("ending")
+        proposed = ending if isinstance(ending, Outcome) else None
+        self._finish(decide_outcome(proposed, cancelled=self.cancel.cancelled))
 
     def _finish(self, outcome: Outcome) -> None:
         rec = self.recorder

@@ -77,7 +77,7 @@ class ChatTurns:
             self.end()
         limit = r.session_limit()
         if limit is not None:  # the session is over: do not prompt for more
-            r.machine.user_input(facts=Assessment(limit_reached=True), outcome=limit)
+            r.machine.user_input(facts=Assessment(limit_reached=True), ending=limit)
             return
         action = self.user.next_action(r)
         while action == UserAction():  # nothing to act on: ask again
@@ -97,7 +97,7 @@ class ChatTurns:
                 leaving=action.leave is not None,
                 compaction_due=due or action.compact is not None,
             ),
-            outcome=action.leave or Outcome(OutcomeKind.CANCELLED),
+            ending=action.leave,
         )
 
     def interrupted(self) -> None:
@@ -123,4 +123,4 @@ class ChatTurns:
         r.cancel.signum = None
         if r.recorder.turn_open:
             self.failure = "turn cancelled"
-        r.machine.stop(facts=Assessment(interrupted=True), outcome=Outcome(OutcomeKind.CANCELLED))
+        r.machine.stop(facts=Assessment(interrupted=True))
