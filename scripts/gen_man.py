@@ -325,6 +325,15 @@ def config_page() -> str:
         ".SH KEYS",
     ]
     item_tables: dict[str, tuple[str, keys.KeySpec]] = {}
+    # top-level maps (`[providers.NAME]`) sit outside every section
+    for name, child in keys.root().children.items():
+        if child.kind == "table":
+            continue
+        lines.append(f".SS {esc(name)}")
+        lines += _key_entry(name, child, _dig(defaults, (name,)), docs.describe((name,), child))
+        item = child.item
+        if item is not None and item.kind == "table" and item.type_name:
+            item_tables.setdefault(item.type_name, (f"[{name}.NAME]", item))
     for path, spec in keys.iter_specs():
         if spec.kind != "table":
             continue

@@ -441,9 +441,14 @@ class ProviderConfig:
     api_key_env: Annotated[
         str | None, Doc("the environment variable holding the key (never the key itself)")
     ] = None
-    model: Annotated[str | None, Doc("default model (--model and agent.model win)")] = None
+    model: Annotated[
+        str | None, Doc("default model; --model wins, and agent.model when this is agent.provider")
+    ] = None
     context_window: Annotated[U64 | None, Doc("tokens; default: the built-in table")] = None
-    pricing: ProviderPricing | None = None
+    pricing: Annotated[
+        ProviderPricing | None,
+        Doc("USD per million tokens: {input_per_mtok, output_per_mtok, cached_input_per_mtok}"),
+    ] = None
     max_output_tokens: Annotated[
         U32 | None, Doc("output cap sent on every request (default 8192)")
     ] = None
