@@ -13,7 +13,6 @@ USER turn, the `idle` state at the prompt, Ctrl-C ending the turn, not the sessi
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,9 @@ from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind, decide_outcome
-from vtcode.loop.parts import LoopHooks, ToolExecutor, ToolRunOutcome, UserTurns
+from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
+from vtcode.loop.tool_round import step_tools
 from vtcode.loop.user_turns import ChatTurns
 from vtcode.messages import (
     Message,
@@ -41,9 +41,6 @@ from vtcode.messages import (
 from vtcode.providers.base import FailureKind, Provider, ProviderError
 
 __all__ = ["STEPS", "RunResult", "Runner"]
-
-# Repeating these is how a long command is waited on, not a sign of a stuck loop.
-POLLING_TOOLS = frozenset({"write_stdin"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -135,7 +132,7 @@ class Runner:
         try:
             if self._emit_thread_started:
                 self.recorder.emit(ThreadStartedEvent(thread_id=self.thread_id))
-            self._notices()
+            self.notices()
             while not self.machine.is_terminal:  # starts in `orient`: orientation is its step
                 try:
                     STEPS[self.machine.state](self)
@@ -160,7 +157,7 @@ class Runner:
 
     # ------------------------------------------------------------------ steps
 
-    def _facts(self, **kw: bool) -> Assessment:
+    def facts(self, **kw: bool) -> Assessment:
         if self.cancel.cancelled and self.chat is not None and self.chat.interrupting():
             raise Cancelled(self.cancel.signum)  # handled in `run` as the end of the user turn
         return Assessment(cancelled=self.cancel.cancelled, **kw)
@@ -176,7 +173,7 @@ class Runner:
             self.prompt = None
             waiting = False
         self.machine.oriented(
-            facts=self._facts(
+            facts=self.facts(
                 compaction_due=self.hooks.compaction_due(in_tool_loop=False),
                 user_turn_over=waiting,
             ),
@@ -289,7 +286,7 @@ class Runner:
         ]
         if tool_calls:
             self.tool_loops += 1
-            self.machine.responded(facts=self._facts(has_tool_calls=True))
+            self.machine.responded(facts=self.facts(has_tool_calls=True))
             return
         self.tool_loops = 0
         self.hooks.on_turn_end(made_progress=bool(content.strip()))
@@ -301,9 +298,9 @@ class Runner:
                 rec.turn_completed(self.turn_usage)
             for m in follow_ups:
                 self.append(m)
-            limit = self._limit_outcome()
+            limit = self.limit_outcome()
             self.machine.followed_up(
-                facts=self._facts(
+                facts=self.facts(
                     limit_reached=limit is not None,
                     compaction_due=self.hooks.compaction_due(in_tool_loop=False),
                 ),
@@ -312,7 +309,7 @@ class Runner:
             return
         kind = OutcomeKind.SUCCESS if content.strip() else OutcomeKind.STOPPED_NO_ACTION
         self.machine.responded(
-            facts=self._facts(user_turn_over=self.chat is not None), ending=Outcome(kind)
+            facts=self.facts(user_turn_over=self.chat is not None), ending=Outcome(kind)
         )
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
@@ -339,7 +336,7 @@ class Runner:
             )
             if self.cancel.event.wait(delay):
                 raise Cancelled(self.cancel.signum)
-            self.machine.provider_failed(facts=self._facts(retry_allowed=True))
+            self.machine.provider_failed(facts=self.facts(retry_allowed=True))
             return
         if recoverable:
             self.recovery_used = True
@@ -363,131 +360,18 @@ class Runner:
             assert self.chat is not None
             self.chat.block(Outcome(kind, detail=detail))
         self.machine.provider_failed(
-            facts=self._facts(recovery_allowed=recoverable, user_turn_over=turn_over),
+            facts=self.facts(recovery_allowed=recoverable, user_turn_over=turn_over),
             ending=Outcome(kind, detail=detail),
         )
 
-    def _step_tools(self) -> None:
-        rec = self.recorder
-        turn_started = time.monotonic()
-        waited = 0.0
-        signature_parts: list[str] = []
-        had_output = False
-        cap = self.limits.max_tool_calls_per_turn
-        for index, (sc, call) in enumerate(self.pending_calls):
-            if self.cancel.cancelled:
-                sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
-                sc.output("cancelled before it ran", ToolCallStatus.FAILED)
-                self.append(
-                    Message(role="tool", content="cancelled", tool_call_id=call.id, name=call.name)
-                )
-                continue
-            spent = time.monotonic() - turn_started - waited
-            arguments: Any = None
-            try:
-                arguments = call.parsed_arguments()
-                parse_error = None
-            except ValueError as e:
-                parse_error = f"invalid JSON arguments for {call.name}: {e}"
-            if cap and index >= cap:
-                result = ToolRunOutcome(
-                    output=f"tool call limit per turn reached ({cap}); call not run",
-                    status=ToolCallStatus.FAILED,
-                    outcome=ToolOutcome.ERROR,
-                    rejected=True,
-                )
-            elif spent >= self.limits.max_tool_wall_clock_secs:
-                result = ToolRunOutcome(
-                    output=(
-                        "per-turn tool wall-clock budget exhausted "
-                        f"({self.limits.max_tool_wall_clock_secs:g}s); call not run"
-                    ),
-                    status=ToolCallStatus.FAILED,
-                    outcome=ToolOutcome.ERROR,
-                    rejected=True,
-                )
-            elif parse_error is not None:
-                result = ToolRunOutcome(
-                    output=parse_error,
-                    status=ToolCallStatus.FAILED,
-                    outcome=ToolOutcome.ERROR,
-                    rejected=True,
-                )
-            else:
-                try:
-                    result = self.tools.execute(call, arguments, self.cancel)
-                except Cancelled:
-                    sc.complete(arguments, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
-                    sc.output("cancelled while running", ToolCallStatus.FAILED)
-                    self.append(
-                        Message(
-                            role="tool",
-                            content="cancelled while running",
-                            tool_call_id=call.id,
-                            name=call.name,
-                        )
-                    )
-                    raise
-            waited += result.wait_seconds
-            self._emit_tool_result(sc, arguments if parse_error is None else call.arguments, result)
-            self.append(
-                Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
-            )
-            had_output = had_output or result.outcome is ToolOutcome.SUCCESS
-            if call.name not in POLLING_TOOLS:
-                signature_parts.append(
-                    f"{call.name}\x00{call.arguments}\x00{result.status}\x00{result.exit_code}"
-                )
-        self.pending_calls = []
-        self.last_turn_had_tool_output = had_output
-        if rec.turn_open and self.chat is None:
-            rec.turn_completed(self.turn_usage)
-        self.hooks.on_turn_end(made_progress=had_output)
-        for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
-            self.append(m)
-        self._check_repetition("\x01".join(signature_parts))
-        limit = self._limit_outcome()
-        blocked = limit is not None and self.chat is not None and limit.kind.is_hard_block
-        if blocked and limit is not None and self.chat is not None:
-            # Interactive: a hard block ends the user turn ("turn blocked"), not the session.
-            rec.warning(limit.description())
-            self.chat.block(limit)
-            limit = None
-        in_tool_loop = True
-        self.machine.tools_done(
-            facts=self._facts(
-                user_turn_over=blocked,
-                limit_reached=limit is not None,
-                reset_due=self.hooks.reset_due(),
-                compaction_due=self.hooks.compaction_due(in_tool_loop=in_tool_loop),
-            ),
-            ending=limit,
-        )
-
-    def _emit_tool_result(self, sc: StreamingToolCall, arguments: Any, r: ToolRunOutcome) -> None:
-        rec = self.recorder
-        sc.complete(arguments, r.status, r.outcome)
-        sc.output(
-            r.output,
-            r.status,
-            exit_code=r.exit_code,
-            spool_path=r.spool_path,
-            started=r.rejected,
-        )
-        if r.rejected and r.outcome is not ToolOutcome.SUCCESS:
-            rec.warning(r.output)
-        if r.file_changes:
-            rec.file_changes(r.file_changes)
-        self._notices()
-
-    def _notices(self) -> None:
+    def notices(self) -> None:
         for text in self.tools.take_notices():
             self.recorder.warning(text)
 
     def reset_repetition(self) -> None:
         self._repeat_signature, self._repeat_count = None, 0
 
-    def _check_repetition(self, signature: str) -> None:
+    def check_repetition(self, signature: str) -> None:
         if signature and signature == self._repeat_signature:
             self._repeat_count += 1
         else:
@@ -503,7 +387,7 @@ class Runner:
             )
         return self.budget.exceeded()
 
-    def _limit_outcome(self) -> Outcome | None:
+    def limit_outcome(self) -> Outcome | None:
         lim = self.limits
         session = self.session_limit()
         if session is not None:
@@ -535,7 +419,7 @@ class Runner:
             # Exactly one tool-enabled retry: a second failure is final.
             self.last_turn_had_tool_output = False
         self.machine.compacted(
-            facts=self._facts(reset_due=self.hooks.reset_due(), user_turn_over=at_prompt),
+            facts=self.facts(reset_due=self.hooks.reset_due(), user_turn_over=at_prompt),
         )
 
     def _step_reset(self) -> None:
@@ -545,7 +429,7 @@ class Runner:
         self.history = []
         if first_user is not None:
             self.prompt = first_user.content
-        self.machine.reset_done(facts=self._facts())
+        self.machine.reset_done(facts=self.facts())
 
     def step_idle(self) -> None:
         """The `idle` state's work: only an interactive run waits at the prompt."""
@@ -617,7 +501,7 @@ class Runner:
 STEPS: dict[str, Callable[[Runner], None]] = {
     "orient": Runner._step_orient,
     "turn": Runner._step_turn,
-    "tool": Runner._step_tools,
+    "tool": step_tools,
     "compact": Runner._step_compact,
     "reset": Runner._step_reset,
     "idle": lambda runner: runner.step_idle(),

@@ -1,0 +1,143 @@
+"""The `tool` state: run the tool calls of the last model response and assess what follows.
+
+Every call is answered (run, refused by a per-turn limit, or cancelled), so the model always
+gets a tool message per call; then limits, repetition, reset and compaction are assessed and
+the `tools_done` trigger lets the table choose the next state.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from vtcode.events.enums import ToolCallStatus, ToolOutcome
+from vtcode.loop.cancel import Cancelled
+from vtcode.loop.parts import ToolRunOutcome
+from vtcode.loop.recorder import StreamingToolCall
+from vtcode.messages import Message
+
+if TYPE_CHECKING:
+    from vtcode.loop.runner import Runner
+
+__all__ = ["step_tools"]
+
+# Repeating these is how a long command is waited on, not a sign of a stuck loop.
+POLLING_TOOLS = frozenset({"write_stdin"})
+
+
+def step_tools(self: Runner) -> None:
+    """The `tool` state's work: run the calls of the last response, in order, then assess."""
+    rec = self.recorder
+    turn_started = time.monotonic()
+    waited = 0.0
+    signature_parts: list[str] = []
+    had_output = False
+    cap = self.limits.max_tool_calls_per_turn
+    for index, (sc, call) in enumerate(self.pending_calls):
+        if self.cancel.cancelled:
+            sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+            sc.output("cancelled before it ran", ToolCallStatus.FAILED)
+            self.append(
+                Message(role="tool", content="cancelled", tool_call_id=call.id, name=call.name)
+            )
+            continue
+        spent = time.monotonic() - turn_started - waited
+        arguments: Any = None
+        try:
+            arguments = call.parsed_arguments()
+            parse_error = None
+        except ValueError as e:
+            parse_error = f"invalid JSON arguments for {call.name}: {e}"
+        if cap and index >= cap:
+            result = ToolRunOutcome(
+                output=f"tool call limit per turn reached ({cap}); call not run",
+                status=ToolCallStatus.FAILED,
+                outcome=ToolOutcome.ERROR,
+                rejected=True,
+            )
+        elif spent >= self.limits.max_tool_wall_clock_secs:
+            result = ToolRunOutcome(
+                output=(
+                    "per-turn tool wall-clock budget exhausted "
+                    f"({self.limits.max_tool_wall_clock_secs:g}s); call not run"
+                ),
+                status=ToolCallStatus.FAILED,
+                outcome=ToolOutcome.ERROR,
+                rejected=True,
+            )
+        elif parse_error is not None:
+            result = ToolRunOutcome(
+                output=parse_error,
+                status=ToolCallStatus.FAILED,
+                outcome=ToolOutcome.ERROR,
+                rejected=True,
+            )
+        else:
+            try:
+                result = self.tools.execute(call, arguments, self.cancel)
+            except Cancelled:
+                sc.complete(arguments, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
+                sc.output("cancelled while running", ToolCallStatus.FAILED)
+                self.append(
+                    Message(
+                        role="tool",
+                        content="cancelled while running",
+                        tool_call_id=call.id,
+                        name=call.name,
+                    )
+                )
+                raise
+        waited += result.wait_seconds
+        _emit_tool_result(self, sc, arguments if parse_error is None else call.arguments, result)
+        self.append(
+            Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
+        )
+        had_output = had_output or result.outcome is ToolOutcome.SUCCESS
+        if call.name not in POLLING_TOOLS:
+            signature_parts.append(
+                f"{call.name}\x00{call.arguments}\x00{result.status}\x00{result.exit_code}"
+            )
+    self.pending_calls = []
+    self.last_turn_had_tool_output = had_output
+    if rec.turn_open and self.chat is None:
+        rec.turn_completed(self.turn_usage)
+    self.hooks.on_turn_end(made_progress=had_output)
+    for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
+        self.append(m)
+    self.check_repetition("\x01".join(signature_parts))
+    limit = self.limit_outcome()
+    blocked = limit is not None and self.chat is not None and limit.kind.is_hard_block
+    if blocked and limit is not None and self.chat is not None:
+        # Interactive: a hard block ends the user turn ("turn blocked"), not the session.
+        rec.warning(limit.description())
+        self.chat.block(limit)
+        limit = None
+    in_tool_loop = True
+    self.machine.tools_done(
+        facts=self.facts(
+            user_turn_over=blocked,
+            limit_reached=limit is not None,
+            reset_due=self.hooks.reset_due(),
+            compaction_due=self.hooks.compaction_due(in_tool_loop=in_tool_loop),
+        ),
+        ending=limit,
+    )
+
+
+def _emit_tool_result(
+    self: Runner, sc: StreamingToolCall, arguments: Any, r: ToolRunOutcome
+) -> None:
+    rec = self.recorder
+    sc.complete(arguments, r.status, r.outcome)
+    sc.output(
+        r.output,
+        r.status,
+        exit_code=r.exit_code,
+        spool_path=r.spool_path,
+        started=r.rejected,
+    )
+    if r.rejected and r.outcome is not ToolOutcome.SUCCESS:
+        rec.warning(r.output)
+    if r.file_changes:
+        rec.file_changes(r.file_changes)
+    self.notices()
