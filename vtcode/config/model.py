@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated
 
+from vtcode.config.provider_model import BUILTIN_PROVIDERS, ProviderConfig
 from vtcode.jsontypes import U32, U64, Doc, IntRange
 from vtcode.redact import SECRET_NAME_PATTERNS
 
@@ -405,61 +406,6 @@ class McpConfig:
     """`[mcp]`."""
 
     servers: dict[str, McpServerConfig] = field(default_factory=dict)
-
-
-class ProviderKind(StrEnum):
-    """The wire API a `[providers.NAME]` table speaks."""
-
-    OPENAI = "openai"  # Chat Completions: OpenAI and every compatible server
-    ANTHROPIC = "anthropic"  # Messages API
-    OPENAI_RESPONSES = "openai-responses"  # Responses API
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderPricing:
-    """`[providers.NAME.pricing]`: USD per million tokens (replaces the built-in price table)."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-    cached_input_per_mtok: Annotated[float | None, Doc("default: the input price")] = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderConfig:
-    """`[providers.NAME]`: one model endpoint; an unset key takes the kind's default.
-
-    A table named like a shipped provider (openai, anthropic, openai-responses) changes only
-    the keys it sets. `--provider NAME` or `agent.provider` chooses one.
-    """
-
-    kind: Annotated[
-        ProviderKind | None, Doc("openai | anthropic | openai-responses (required for a new name)")
-    ] = None
-    base_url: Annotated[
-        str | None, Doc("default: the kind's public API, or OPENAI_BASE_URL / ANTHROPIC_BASE_URL")
-    ] = None
-    api_key_env: Annotated[
-        str | None, Doc("the environment variable holding the key (never the key itself)")
-    ] = None
-    model: Annotated[
-        str | None, Doc("default model; --model wins, and agent.model when this is agent.provider")
-    ] = None
-    context_window: Annotated[U64 | None, Doc("tokens; default: the built-in table")] = None
-    pricing: Annotated[
-        ProviderPricing | None,
-        Doc("USD per million tokens: {input_per_mtok, output_per_mtok, cached_input_per_mtok}"),
-    ] = None
-    max_output_tokens: Annotated[
-        U32 | None, Doc("output cap sent on every request (default 8192)")
-    ] = None
-    headers: Annotated[
-        dict[str, str], Doc("extra HTTP headers, literal values (shown redacted)")
-    ] = field(default_factory=dict)
-
-
-BUILTIN_PROVIDERS: dict[str, ProviderConfig] = {
-    kind.value: ProviderConfig(kind=kind) for kind in ProviderKind
-}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

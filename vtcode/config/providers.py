@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from vtcode.config.model import BUILTIN_PROVIDERS, ProviderConfig, VtcodeConfig
+from vtcode.config.model import VtcodeConfig
+from vtcode.config.provider_model import BUILTIN_PROVIDERS, ProviderConfig
 from vtcode.jsontypes import encode
 
 __all__ = ["REDACTED", "effective_providers", "overlay", "shown_providers"]

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vtcode.config.model import ProviderConfig, ProviderKind, VtcodeConfig
+from vtcode.config.model import VtcodeConfig
+from vtcode.config.provider_model import ProviderConfig, ProviderKind
 from vtcode.config.providers import effective_providers
 from vtcode.errors import UsageError
 from vtcode.providers.base import Pricing, Provider
