@@ -113,3 +113,51 @@ class Budget:
         if spent > cap:
             return Outcome(OutcomeKind.BUDGET_LIMIT_REACHED, limit=cap, actual=spent)
         return None
+
+
+class LimitWatch:
+    """The limits a run reaches by repeating itself: consecutive tool loops and identical rounds
+    (same calls, same results), with the turn and budget limits of the whole run."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.tool_loops = 0  # consecutive responses that asked for tools
+        self._signature: str | None = None
+        self._repeats = 0
+
+    def reset(self) -> None:
+        """A new user turn starts counting afresh."""
+        self.tool_loops = 0
+        self._signature, self._repeats = None, 0
+
+    def saw_round(self, signature: str) -> None:
+        """One round of tools, as a signature of its calls and results ('' = only polling)."""
+        if signature and signature == self._signature:
+            self._repeats += 1
+        else:
+            self._signature = signature or None
+            self._repeats = 1 if signature else 0
+
+    def session_limit(self, turns: int, budget: Budget) -> Outcome | None:
+        lim = self.limits
+        if turns >= lim.max_turns:
+            return Outcome(OutcomeKind.TURN_LIMIT_REACHED, limit=lim.max_turns, actual=turns)
+        return budget.exceeded()
+
+    def limit_outcome(self, turns: int, budget: Budget) -> Outcome | None:
+        lim = self.limits
+        session = self.session_limit(turns, budget)
+        if session is not None:
+            return session
+        if lim.max_tool_loops and self.tool_loops >= lim.max_tool_loops:
+            return Outcome(
+                OutcomeKind.TOOL_LOOP_LIMIT_REACHED,
+                limit=lim.max_tool_loops,
+                actual=self.tool_loops,
+            )
+        if lim.loop_detection_repeats and self._repeats >= lim.loop_detection_repeats:
+            return Outcome(
+                OutcomeKind.LOOP_DETECTED,
+                detail=f"{self._repeats} identical tool rounds with identical results",
+            )
+        return None

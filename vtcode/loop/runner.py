@@ -23,7 +23,7 @@ from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
 from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
-from vtcode.loop.limits import Budget, Limits
+from vtcode.loop.limits import Budget, Limits, LimitWatch
 from vtcode.loop.outcomes import Outcome, OutcomeKind, decide_outcome
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
@@ -99,7 +99,7 @@ class Runner:
         self.machine = LoopMachine(on_enter=self._entered)
         self.system: str = ""
         self.turns_executed = 0
-        self.tool_loops = 0  # consecutive turns that asked for tools
+        self.watch = LimitWatch(limits)  # tool loops and identical rounds
         self.turn_usage = Usage()
         self.stop_reason: str | None = None
         self.final_text: str | None = None
@@ -109,8 +109,6 @@ class Runner:
         self._recovering = False  # the next compaction is the recovery one
         self.retries_used = 0
         self.last_turn_had_tool_output = False
-        self._repeat_signature: str | None = None
-        self._repeat_count = 0
         self.result: RunResult | None = None
         # interactive runs
         # interactive runs: the user-turn logic lives in its own driver
@@ -285,10 +283,10 @@ class Runner:
             (calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)
         ]
         if tool_calls:
-            self.tool_loops += 1
+            self.watch.tool_loops += 1
             self.machine.responded(facts=self.facts(has_tool_calls=True))
             return
-        self.tool_loops = 0
+        self.watch.tool_loops = 0
         self.hooks.on_turn_end(made_progress=bool(content.strip()))
         follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
         if follow_ups:
@@ -368,42 +366,13 @@ class Runner:
         for text in self.tools.take_notices():
             self.recorder.warning(text)
 
-    def reset_repetition(self) -> None:
-        self._repeat_signature, self._repeat_count = None, 0
-
-    def check_repetition(self, signature: str) -> None:
-        if signature and signature == self._repeat_signature:
-            self._repeat_count += 1
-        else:
-            self._repeat_signature = signature or None
-            self._repeat_count = 1 if signature else 0
-
     def session_limit(self) -> Outcome | None:
         """The limits of the whole run (an interactive session too): turns and budget."""
-        lim = self.limits
-        if self.turns_executed >= lim.max_turns:
-            return Outcome(
-                OutcomeKind.TURN_LIMIT_REACHED, limit=lim.max_turns, actual=self.turns_executed
-            )
-        return self.budget.exceeded()
+        return self.watch.session_limit(self.turns_executed, self.budget)
 
     def limit_outcome(self) -> Outcome | None:
-        lim = self.limits
-        session = self.session_limit()
-        if session is not None:
-            return session
-        if lim.max_tool_loops and self.tool_loops >= lim.max_tool_loops:
-            return Outcome(
-                OutcomeKind.TOOL_LOOP_LIMIT_REACHED,
-                limit=lim.max_tool_loops,
-                actual=self.tool_loops,
-            )
-        if lim.loop_detection_repeats and self._repeat_count >= lim.loop_detection_repeats:
-            return Outcome(
-                OutcomeKind.LOOP_DETECTED,
-                detail=f"{self._repeat_count} identical tool rounds with identical results",
-            )
-        return None
+        """Every limit, the run's and the tool loop's, after a round of tools."""
+        return self.watch.limit_outcome(self.turns_executed, self.budget)
 
     def _step_compact(self) -> None:
         # Only the compaction that `provider_failed` asked for is a recovery; a later one that a

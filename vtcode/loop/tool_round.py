@@ -104,7 +104,7 @@ def step_tools(self: Runner) -> None:
     self.hooks.on_turn_end(made_progress=had_output)
     for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
         self.append(m)
-    self.check_repetition("\x01".join(signature_parts))
+    self.watch.saw_round("\x01".join(signature_parts))
     limit = self.limit_outcome()
     blocked = limit is not None and self.chat is not None and limit.kind.is_hard_block
     if blocked and limit is not None and self.chat is not None:

@@ -45,8 +45,7 @@ class ChatTurns:
         r = self.runner
         self.count += 1
         self.failure = None
-        r.tool_loops = 0
-        r.reset_repetition()
+        r.watch.reset()
         r.recovery_used = False
         r.retries_used = 0
         r.last_turn_had_tool_output = False
