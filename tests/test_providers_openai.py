@@ -236,6 +236,24 @@ def test_500_until_max_retries_gives_one_clear_line(
     assert len(sse_server.requests) == 3  # max_retries=2: one try plus two retries
 
 
+def test_x_should_retry_header_overrides_the_status(
+    sse_server: SSEServer, openai: OpenAIProvider
+) -> None:
+    """As the official SDKs do: `x-should-retry: true` retries a 400, `false` stops a 503."""
+    bad = {"error": {"message": "try again", "type": "invalid_request_error"}}
+    sse_server.queue(
+        ScriptedReply.json(400, bad, {"x-should-retry": "true"}),
+        ScriptedReply.sse_file("openai_text.sse"),
+    )
+    assert collect(openai.stream(req())).text == "Hello! How can I help you today?"
+    assert len(sse_server.requests) == 2
+    busy = {"error": {"message": "maintenance", "type": "server_error"}}
+    sse_server.queue(ScriptedReply.json(503, busy, {"x-should-retry": "false"}))
+    err = error_of(openai.stream(req()))
+    assert err.kind is FailureKind.FATAL and err.status == 503
+    assert len(sse_server.requests) == 3  # not retried
+
+
 def test_retry_after_longer_than_the_cap_is_not_waited_for(sse_server: SSEServer) -> None:
     p = make(sse_server, retry=RetryPolicy(max_retries=2, max_retry_after=5))
     sse_server.queue(

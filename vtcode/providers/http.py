@@ -173,6 +173,24 @@ def classify_error(
     return err(f"{provider} rejected the request ({code}){tail}", FailureKind.FATAL)
 
 
+def _server_verdict(error: ProviderError, headers: Mapping[str, str]) -> ProviderError:
+    """`x-should-retry: true|false` (sent by OpenAI and Anthropic, honoured by their SDKs) wins
+    over the status-based guess; a context-length failure stays one (retrying cannot fix it)."""
+    verdict = (headers.get("x-should-retry") or "").strip().lower()
+    if verdict not in ("true", "false") or error.kind is FailureKind.CONTEXT_LENGTH:
+        return error
+    kind = FailureKind.TRANSIENT if verdict == "true" else FailureKind.FATAL
+    if kind is error.kind:
+        return error
+    return ProviderError(
+        error.message,
+        kind=kind,
+        status=error.status,
+        provider=error.provider,
+        retry_after=error.retry_after,
+    )
+
+
 def json_or_error(provider: str, event: SSEEvent) -> Any:
     """The event's JSON data; invalid JSON is a protocol violation (fatal, not retried)."""
     try:
@@ -394,7 +412,7 @@ class SSETransport:
         err_type, message = _error_parts(parsed)
         if message is None and isinstance(parsed, str):
             message = parsed
-        return classify_error(
+        error = classify_error(
             provider=self.provider,
             key_env=self.endpoint.key_env,
             model=self.model,
@@ -403,6 +421,7 @@ class SSETransport:
             message=message,
             retry_after=parse_retry_after(headers),
         )
+        return _server_verdict(error, headers)
 
     def stream_error(self, data: Any) -> ProviderError:
         """Classify an error object sent inside the stream."""
