@@ -42,14 +42,13 @@ from vtcode.providers.script import (
     ScriptToolCall,
     ScriptTurn,
     ScriptUsage,
-    dump_script,
     load_script,
     parse_script,
     resolve_script,
     scripts_dir,
     shipped_scripts,
-    write_script,
 )
+from vtcode.providers.script_write import dump_script, write_script
 
 USER = Message(role="user", content="list the files please")
 

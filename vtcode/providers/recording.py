@@ -27,9 +27,8 @@ from vtcode.providers.script import (
     ScriptSummary,
     ScriptTurn,
     ScriptUsage,
-    tool_call_for_arguments,
-    write_script,
 )
+from vtcode.providers.script_write import tool_call_for_arguments, write_script
 from vtcode.redact import Redactor
 
 __all__ = ["RecordingProvider"]
