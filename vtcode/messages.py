@@ -32,6 +32,25 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningBlock:
+    """One opaque, provider-signed piece of reasoning that must go back verbatim on later requests.
+
+    Anthropic requires the thinking blocks of a tool-use turn (with their `signature`, or a
+    `redacted_thinking` block's encrypted `data`) in the next request; the Responses API keeps
+    reasoning across stateless turns as items (`id`, `summary`, `encrypted_content`). One shape
+    serves both, so the loop and the transcript carry them without knowing the wire format:
+    `kind` says which, and a provider sends back only the kinds it produced.
+    """
+
+    kind: Literal["thinking", "redacted_thinking", "reasoning_item"]
+    text: str = ""  # thinking text (Anthropic thinking)
+    signature: str | None = None  # Anthropic thinking signature
+    data: str | None = None  # redacted_thinking data, or a reasoning item's encrypted_content
+    id: str | None = None  # Responses reasoning item id
+    summary: tuple[str, ...] = ()  # Responses reasoning summary texts
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """One message of the history. `intent_id` tags user messages that came from steering."""
 
@@ -46,6 +65,8 @@ class Message:
     # Anthropic signs its thinking; sending it back (with `reasoning`) keeps extended thinking
     # valid across tool calls. Copy it from `ResponseCompleted.reasoning_signature`.
     reasoning_signature: str | None = None
+    # The response's signed/encrypted reasoning in order, sent back verbatim (see ReasoningBlock).
+    reasoning_blocks: tuple[ReasoningBlock, ...] = ()
 
     def with_content(self, content: str) -> Message:
         return dataclasses.replace(self, content=content)
@@ -102,6 +123,7 @@ class ResponseCompleted:
     stop_reason: str
     usage: Usage
     reasoning_signature: str | None = None  # provider's signature of the reasoning (Anthropic)
+    reasoning_blocks: tuple[ReasoningBlock, ...] = ()  # copy to the assistant Message
 
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ResponseCompleted

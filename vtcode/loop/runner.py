@@ -275,6 +275,7 @@ class Runner:
                 content=content,
                 tool_calls=tuple(tool_calls),
                 reasoning=reasoning.text or None,
+                reasoning_blocks=completed.reasoning_blocks,
             )
         )
         if content.strip():

@@ -10,6 +10,7 @@ Usage follows upstream's TOTAL-prompt convention: input = input + cache_read + c
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from vtcode.events.types import Usage
 from vtcode.messages import (
     Message,
     ModelRequest,
+    ReasoningBlock,
     ReasoningDelta,
     ResponseCompleted,
     StreamEvent,
@@ -71,7 +73,10 @@ def _blocks(m: Message, thinking: bool) -> list[dict[str, Any]]:
             block["content"] = m.content
         return [block]
     out: list[dict[str, Any]] = []
-    if m.role == "assistant" and thinking and m.reasoning and m.reasoning_signature:
+    if m.role == "assistant" and m.reasoning_blocks:
+        # Verbatim and in order, signatures included: the API checks them on a tool-use turn.
+        out.extend(_thinking_block(b) for b in m.reasoning_blocks if b.kind != "reasoning_item")
+    elif m.role == "assistant" and thinking and m.reasoning and m.reasoning_signature:
         out.append(
             {"type": "thinking", "thinking": m.reasoning, "signature": m.reasoning_signature}
         )
@@ -83,6 +88,12 @@ def _blocks(m: Message, thinking: bool) -> list[dict[str, Any]]:
             for c in m.tool_calls
         )
     return out
+
+
+def _thinking_block(b: ReasoningBlock) -> dict[str, Any]:
+    if b.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": b.data or ""}
+    return {"type": "thinking", "thinking": b.text, "signature": b.signature or ""}
 
 
 def convert_messages(
@@ -164,6 +175,8 @@ class AnthropicProvider(HTTPProvider):
         tool_has_json: set[int] = set()
         stop: str | None = None
         signature: str | None = None
+        # thinking/redacted_thinking blocks by content index, kept in stream order
+        kept: dict[int, ReasoningBlock] = {}
         done = False
         for event in events:
             data = json_or_error(self.name, event)
@@ -195,8 +208,18 @@ class AnthropicProvider(HTTPProvider):
                         )
                 elif btype == "text" and block.get("text"):
                     yield TextDelta(str(block["text"]))
-                elif btype == "thinking" and block.get("thinking"):
-                    yield ReasoningDelta(str(block["thinking"]))
+                elif btype == "thinking":
+                    kept[index] = ReasoningBlock(
+                        kind="thinking",
+                        text=str(block.get("thinking") or ""),
+                        signature=_str_or_none(block.get("signature")),
+                    )
+                    if block.get("thinking"):
+                        yield ReasoningDelta(str(block["thinking"]))
+                elif btype == "redacted_thinking":
+                    kept[index] = ReasoningBlock(
+                        kind="redacted_thinking", data=_str_or_none(block.get("data"))
+                    )
             elif kind == "content_block_delta":
                 index, delta = data.get("index"), data.get("delta")
                 if not isinstance(delta, dict):
@@ -205,9 +228,15 @@ class AnthropicProvider(HTTPProvider):
                 if dtype == "text_delta" and delta.get("text"):
                     yield TextDelta(str(delta["text"]))
                 elif dtype == "thinking_delta" and delta.get("thinking"):
-                    yield ReasoningDelta(str(delta["thinking"]))
+                    piece = str(delta["thinking"])
+                    if isinstance(index, int) and index in kept:
+                        b = kept[index]
+                        kept[index] = dataclasses.replace(b, text=b.text + piece)
+                    yield ReasoningDelta(piece)
                 elif dtype == "signature_delta" and isinstance(delta.get("signature"), str):
                     signature = delta["signature"]
+                    if isinstance(index, int) and index in kept:
+                        kept[index] = dataclasses.replace(kept[index], signature=signature)
                 elif dtype == "input_json_delta":
                     if not isinstance(index, int) or index not in tools:
                         raise self._protocol("input_json_delta for a block that is not tool_use")
@@ -236,12 +265,21 @@ class AnthropicProvider(HTTPProvider):
                 provider=self.name,
             )
         mapped = STOP_REASONS.get(stop or "end_turn", stop or "end_turn")
-        yield ResponseCompleted(mapped, _usage(counts), reasoning_signature=signature)
+        yield ResponseCompleted(
+            mapped,
+            _usage(counts),
+            reasoning_signature=signature,
+            reasoning_blocks=tuple(kept[i] for i in sorted(kept)),
+        )
 
     def _protocol(self, what: str) -> ProviderError:
         return ProviderError(
             f"malformed stream from {self.name}: {what}", kind=FailureKind.FATAL, provider=self.name
         )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _merge_usage(counts: dict[str, int], raw: Any) -> None:

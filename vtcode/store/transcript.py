@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from vtcode.fsutil import open_append, write_all
-from vtcode.messages import Message, ToolCall
+from vtcode.messages import Message, ReasoningBlock, ToolCall
 from vtcode.redact import Redactor
 
 TRANSCRIPT_NAME = "transcript.jsonl"
@@ -33,7 +33,44 @@ def message_to_json(m: Message) -> dict[str, Any]:
             out[key] = value
     if m.images:
         out["images"] = m.images
+    if m.reasoning_blocks:
+        out["reasoning_blocks"] = [_block_to_json(b) for b in m.reasoning_blocks]
     return out
+
+
+def _block_to_json(b: ReasoningBlock) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": b.kind}
+    if b.text:
+        out["text"] = b.text
+    for key in ("signature", "data", "id"):
+        value = getattr(b, key)
+        if value is not None:
+            out[key] = value
+    if b.summary:
+        out["summary"] = list(b.summary)
+    return out
+
+
+def _block_from_json(d: Any) -> ReasoningBlock:
+    if not isinstance(d, dict) or d.get("kind") not in (
+        "thinking",
+        "redacted_thinking",
+        "reasoning_item",
+    ):
+        raise ValueError("not a reasoning block with a known kind")
+
+    def opt(key: str) -> str | None:
+        value = d.get(key)
+        return value if isinstance(value, str) else None
+
+    return ReasoningBlock(
+        kind=d["kind"],
+        text=str(d.get("text", "")),
+        signature=opt("signature"),
+        data=opt("data"),
+        id=opt("id"),
+        summary=tuple(str(x) for x in d.get("summary") or ()),
+    )
 
 
 def message_from_json(d: Any) -> Message:
@@ -52,6 +89,7 @@ def message_from_json(d: Any) -> Message:
         intent_id=d.get("intent_id"),
         reasoning=d.get("reasoning"),
         images=int(d.get("images", 0) or 0),
+        reasoning_blocks=tuple(_block_from_json(b) for b in d.get("reasoning_blocks") or ()),
     )
 
 
