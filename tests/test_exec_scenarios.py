@@ -53,6 +53,9 @@ SCENARIOS: list[tuple[str, list[str], int, str, str]] = [
     ("scenario-unknown-pricing", ["--max-budget-usd", "0.01"], 0, "success", "success"),
     ("scenario-provider-retry", [], 0, "success", "success"),
     ("scenario-provider-fatal", [], 1, "error_during_execution", "failed"),
+    ("scenario-max-output-tokens", [], 1, "error_during_execution", "max_output_tokens"),
+    ("scenario-max-output-tokens-tool", [], 1, "error_during_execution", "max_output_tokens"),
+    ("scenario-empty-reply", [], 1, "error_during_execution", "empty_response"),
     ("scenario-invalid-tool", [], 0, "success", "success"),
     (
         "scenario-tool-loop-limit",

@@ -139,7 +139,7 @@ def run(
         exit_code=int(res.exit_code),
         subtype=None if outcome is None else outcome.kind.subtype.value,
         outcome_code=None if outcome is None else outcome.kind.code,
-        result=None if ran is None else ran.final_text,
+        result=ran.final_text if ran is not None and ran.outcome.kind.is_success else None,
         num_turns=0 if ran is None else ran.num_turns,
         total_cost_usd=None if ran is None else ran.total_cost_usd,
         error=res.error,

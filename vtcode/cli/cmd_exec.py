@@ -13,8 +13,9 @@ from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
 3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
-Output: without --json, stdout is the final answer (thread.completed `result`) and one newline,
-only when the run succeeds; progress goes to stderr. `-o FILE` holds the model's last message
+Output: without --json, stdout is the final answer (thread.completed `result`, with escape
+sequences and control characters removed) and one newline, only when the run succeeds;
+progress goes to stderr; --json carries the exact text. `-o FILE` holds the model's last message
 (the answer on success); when the model said nothing the file is written empty and a warning
 goes to stderr (as `codex exec -o`).
 Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
@@ -219,12 +220,14 @@ def _remembered_script(workspace: Path, session_id: str) -> tuple[str | None, st
 
 def _print_answer(text: str) -> None:
     """Text mode's stdout: the final answer and one newline, nothing else (like `codex exec`
-    and `claude -p`). A terminal gets it without escape sequences (model-controlled text); a
-    pipe gets it verbatim. A closed pipe is not an error: the answer is in the session log."""
+    and `claude -p`). The answer is model-controlled, so it is made inert (no escape sequences,
+    no control characters but newline and tab) wherever stdout goes: a file or a pipe is
+    `cat` to a terminal later. The exact bytes are in `--json` and in the session log. A
+    closed pipe is not an error."""
     import contextlib
 
     from vtcode.termtext import inert
 
     with contextlib.suppress(BrokenPipeError):
-        sys.stdout.write((inert(text) if sys.stdout.isatty() else text) + "\n")
+        sys.stdout.write(inert(text) + "\n")
         sys.stdout.flush()

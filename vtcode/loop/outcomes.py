@@ -22,6 +22,9 @@ class OutcomeKind(enum.Enum):
     FAILED = ("failed", Subtype.ERROR_DURING_EXECUTION)
     BLOCKED = ("blocked", Subtype.ERROR_DURING_EXECUTION)
     ERROR = ("error", Subtype.ERROR_DURING_EXECUTION)  # internal/setup error (`thread_failed`)
+    # The model's reply cannot be the answer (vtcode's own codes; upstream would report success):
+    MAX_OUTPUT_TOKENS = ("max_output_tokens", Subtype.ERROR_DURING_EXECUTION)  # cut by the cap
+    EMPTY_RESPONSE = ("empty_response", Subtype.ERROR_DURING_EXECUTION)  # no text, no tool call
     # Interactive session ends
     COMPLETED = ("completed", Subtype.SUCCESS)
     EXIT = ("exit", Subtype.CANCELLED)
@@ -94,6 +97,13 @@ class Outcome:
             return self.detail or "run failed"
         if k is OutcomeKind.STOPPED_NO_ACTION:
             return "Stopped: the model took no action"
+        if k is OutcomeKind.MAX_OUTPUT_TOKENS:
+            return (
+                "Stopped: the model's reply was cut off by the output-token cap "
+                "(providers.NAME.max_output_tokens)"
+            )
+        if k is OutcomeKind.EMPTY_RESPONSE:
+            return "Stopped: the model replied with no text and no tool call"
         return self.detail or "Task completed"
 
 

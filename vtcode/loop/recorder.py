@@ -142,8 +142,11 @@ class StreamingText:
         """
         if self.item_id is None:
             return
-        text = f"{self.text}\n\n[{CUT_SHORT}: {why}]"
-        self._rec.emit(ItemCompletedEvent(item=self._item(text)))
+        # The item keeps only what the model sent; the harness says it is torn in its own item,
+        # so no consumer mistakes harness text for the model's, or the fragment for an answer.
+        self._rec.emit(ItemCompletedEvent(item=self._item(self.text)))
+        what = "message" if self._kind == "agent_message" else "reasoning"
+        self._rec.warning(f"{CUT_SHORT}: {why}; the {what} above is incomplete")
 
 
 class StreamingToolCall:

@@ -283,6 +283,10 @@ class Runner:
         self.pending_calls = [
             (calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)
         ]
+        unusable = self._unusable_reply(completed.stop_reason, content, tool_calls)
+        if unusable is not None:
+            self._end_on_reply(unusable)
+            return
         if tool_calls:
             self.watch.tool_loops += 1
             self.machine.responded(facts=self.facts(has_tool_calls=True))
@@ -306,9 +310,36 @@ class Runner:
                 ending=limit,
             )
             return
-        kind = OutcomeKind.SUCCESS if content.strip() else OutcomeKind.STOPPED_NO_ACTION
         self.machine.responded(
-            facts=self.facts(user_turn_over=self.chat is not None), ending=Outcome(kind)
+            facts=self.facts(user_turn_over=self.chat is not None),
+            ending=Outcome(OutcomeKind.SUCCESS),
+        )
+
+    @staticmethod
+    def _unusable_reply(stop_reason: str, content: str, calls: list[ToolCall]) -> Outcome | None:
+        """A reply that cannot be the answer: cut off by the output cap (its text, or a tool
+        call's arguments, may be half written), or empty (no text and no tool call)."""
+        if stop_reason == "max_tokens":
+            return Outcome(OutcomeKind.MAX_OUTPUT_TOKENS)
+        if not content.strip() and not calls:
+            return Outcome(OutcomeKind.EMPTY_RESPONSE)
+        return None
+
+    def _end_on_reply(self, outcome: Outcome) -> None:
+        """End the run (a chat: the user turn) on an unusable reply; calls are answered, not run."""
+        for sc, call in self.pending_calls:
+            note = "not run: the reply was cut off by the output-token cap"
+            sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.ERROR)
+            sc.output(note, ToolCallStatus.FAILED)
+            self.append(Message(role="tool", content=note, tool_call_id=call.id, name=call.name))
+        self.pending_calls = []
+        self.watch.tool_loops = 0
+        self.hooks.on_turn_end(made_progress=False)
+        if self.chat is not None:
+            self.recorder.warning(outcome.description())
+            self.chat.block(outcome)
+        self.machine.responded(
+            facts=self.facts(user_turn_over=self.chat is not None), ending=outcome
         )
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
@@ -351,7 +382,7 @@ class Runner:
             kind = OutcomeKind.BLOCKED
         else:
             kind = OutcomeKind.FAILED
-        self.stop_reason = e.message
+        self.stop_reason = "error"  # a stop reason, not prose: the message is in the error item
         turn_over = self.chat is not None and not recoverable
         if turn_over:
             # Interactive: the user turn fails and the session goes on at the prompt.
@@ -420,6 +451,15 @@ class Runner:
         proposed = ending if isinstance(ending, Outcome) else None
         self._finish(decide_outcome(proposed, cancelled=self.cancel.cancelled))
 
+    def _stop_reason(self, outcome: Outcome) -> str | None:
+        """`thread.completed.stop_reason`: why the model (or the run) stopped, as a reason code
+        (end_turn, max_tokens, tool_calls, cancelled, error), never prose."""
+        if outcome.kind is OutcomeKind.CANCELLED or outcome.kind is OutcomeKind.EXIT:
+            return "cancelled"
+        if outcome.kind in (OutcomeKind.ERROR, OutcomeKind.FAILED, OutcomeKind.BLOCKED):
+            return "error"
+        return self.stop_reason
+
     def _finish(self, outcome: Outcome) -> None:
         rec = self.recorder
         success = outcome.kind.is_success
@@ -427,10 +467,9 @@ class Runner:
         at_prompt = self.chat is not None and not rec.turn_open
         try:
             if not success and not at_prompt:
-                if not rec.turn_open:
-                    rec.turn_started()
-                    self.turn_usage = Usage()
-                rec.message(outcome.description())
+                # The harness's word on how the run ended is an error item, never an
+                # agent_message (that is text the model said); no turn is opened for it.
+                rec.warning(outcome.description())
             self.hooks.on_finish(outcome, rec)
             if rec.turn_open:
                 if success:
@@ -440,15 +479,12 @@ class Runner:
                     rec.turn_failed(outcome.description(), usage)
         finally:
             cost = self.budget.cost
-            stop_reason = self.stop_reason
-            if outcome.kind in (OutcomeKind.ERROR, OutcomeKind.FAILED, OutcomeKind.BLOCKED):
-                stop_reason = outcome.detail or stop_reason
             self.result = RunResult(
                 outcome=outcome,
                 usage=self.budget.usage,
                 total_cost_usd=cost,
                 num_turns=self.turns_executed,
-                final_text=self.final_text if success else outcome.description(),
+                final_text=self.final_text,
                 last_plan_text=self.last_plan_text,
             )
             rec.emit(
@@ -458,7 +494,7 @@ class Runner:
                     subtype=outcome.kind.subtype,
                     outcome_code=outcome.kind.code,
                     result=(self.final_text or "") if success else None,
-                    stop_reason=stop_reason,
+                    stop_reason=self._stop_reason(outcome),
                     usage=self.budget.usage,
                     total_cost_usd=None if cost is None else round(cost, 10),
                     num_turns=self.turns_executed,

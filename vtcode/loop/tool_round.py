@@ -99,13 +99,15 @@ def step_tools(self: Runner) -> None:
             )
     self.pending_calls = []
     self.last_turn_had_tool_output = had_output
-    if rec.turn_open and self.chat is None:
-        rec.turn_completed(self.turn_usage)
     self.hooks.on_turn_end(made_progress=had_output)
     for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
         self.append(m)
     self.watch.saw_round("\x01".join(signature_parts))
     limit = self.limit_outcome()
+    if rec.turn_open and self.chat is None and limit is None and not self.cancel.cancelled:
+        # A run that ends here (a limit, a cancellation) fails this turn, the one whose request
+        # was made, instead of opening a turn with no request behind it.
+        rec.turn_completed(self.turn_usage)
     blocked = limit is not None and self.chat is not None and limit.kind.is_hard_block
     if blocked and limit is not None and self.chat is not None:
         # Interactive: a hard block ends the user turn ("turn blocked"), not the session.
