@@ -217,7 +217,8 @@ def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if item:
             entry["item_type"] = item["type"]
             if item["type"] in ("agent_message", "reasoning") and kind == "item.completed":
-                entry["text_tail"] = item["text"].rsplit("\n\n", 1)[-1]
+                # How much of an endless stream arrived is timing; which words arrived is not.
+                entry["text_words"] = sorted(set(item["text"].split()))
             elif item["type"] == "error":
                 entry["message"] = item["message"]
         if kind == "turn.failed":

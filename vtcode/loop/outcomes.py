@@ -123,3 +123,23 @@ def decide_outcome(ending: Outcome | None, *, cancelled: bool) -> Outcome:
     if ending is None:
         return Outcome(OutcomeKind.ERROR, detail="run ended without an outcome")
     return ending
+
+
+def unusable_reply(stop_reason: str, content: str, has_calls: bool) -> Outcome | None:
+    """A reply that cannot be the answer: cut off by the output cap (its text, or a tool
+    call's arguments, may be half written), or empty (no text and no tool call)."""
+    if stop_reason == "max_tokens":
+        return Outcome(OutcomeKind.MAX_OUTPUT_TOKENS)
+    if not content.strip() and not has_calls:
+        return Outcome(OutcomeKind.EMPTY_RESPONSE)
+    return None
+
+
+def stop_reason_of(outcome: Outcome, last: str | None) -> str | None:
+    """`thread.completed.stop_reason`: why the model (or the run) stopped, as a reason code
+    (end_turn, max_tokens, tool_calls, cancelled, error), never prose; `last` is the model's."""
+    if outcome.kind is OutcomeKind.CANCELLED or outcome.kind is OutcomeKind.EXIT:
+        return "cancelled"
+    if outcome.kind in (OutcomeKind.ERROR, OutcomeKind.FAILED, OutcomeKind.BLOCKED):
+        return "error"
+    return last

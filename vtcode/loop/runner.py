@@ -24,7 +24,13 @@ from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits, LimitWatch
-from vtcode.loop.outcomes import Outcome, OutcomeKind, decide_outcome
+from vtcode.loop.outcomes import (
+    Outcome,
+    OutcomeKind,
+    decide_outcome,
+    stop_reason_of,
+    unusable_reply,
+)
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingToolCall
 from vtcode.loop.tool_round import step_tools
@@ -283,7 +289,7 @@ class Runner:
         self.pending_calls = [
             (calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)
         ]
-        unusable = self._unusable_reply(completed.stop_reason, content, tool_calls)
+        unusable = unusable_reply(completed.stop_reason, content, bool(tool_calls))
         if unusable is not None:
             self._end_on_reply(unusable)
             return
@@ -314,16 +320,6 @@ class Runner:
             facts=self.facts(user_turn_over=self.chat is not None),
             ending=Outcome(OutcomeKind.SUCCESS),
         )
-
-    @staticmethod
-    def _unusable_reply(stop_reason: str, content: str, calls: list[ToolCall]) -> Outcome | None:
-        """A reply that cannot be the answer: cut off by the output cap (its text, or a tool
-        call's arguments, may be half written), or empty (no text and no tool call)."""
-        if stop_reason == "max_tokens":
-            return Outcome(OutcomeKind.MAX_OUTPUT_TOKENS)
-        if not content.strip() and not calls:
-            return Outcome(OutcomeKind.EMPTY_RESPONSE)
-        return None
 
     def _end_on_reply(self, outcome: Outcome) -> None:
         """End the run (a chat: the user turn) on an unusable reply; calls are answered, not run."""
@@ -451,15 +447,6 @@ class Runner:
         proposed = ending if isinstance(ending, Outcome) else None
         self._finish(decide_outcome(proposed, cancelled=self.cancel.cancelled))
 
-    def _stop_reason(self, outcome: Outcome) -> str | None:
-        """`thread.completed.stop_reason`: why the model (or the run) stopped, as a reason code
-        (end_turn, max_tokens, tool_calls, cancelled, error), never prose."""
-        if outcome.kind is OutcomeKind.CANCELLED or outcome.kind is OutcomeKind.EXIT:
-            return "cancelled"
-        if outcome.kind in (OutcomeKind.ERROR, OutcomeKind.FAILED, OutcomeKind.BLOCKED):
-            return "error"
-        return self.stop_reason
-
     def _finish(self, outcome: Outcome) -> None:
         rec = self.recorder
         success = outcome.kind.is_success
@@ -494,7 +481,7 @@ class Runner:
                     subtype=outcome.kind.subtype,
                     outcome_code=outcome.kind.code,
                     result=(self.final_text or "") if success else None,
-                    stop_reason=self._stop_reason(outcome),
+                    stop_reason=stop_reason_of(outcome, self.stop_reason),
                     usage=self.budget.usage,
                     total_cost_usd=None if cost is None else round(cost, 10),
                     num_turns=self.turns_executed,
