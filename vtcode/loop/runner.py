@@ -19,8 +19,18 @@ from typing import Any
 
 from transitions import EventData
 
-from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
-from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
+from vtcode.events.enums import (
+    HarnessEventKind,
+    InterjectionSource,
+    ToolCallStatus,
+    ToolOutcome,
+)
+from vtcode.events.types import (
+    InterjectedEvent,
+    ThreadCompletedEvent,
+    ThreadStartedEvent,
+    Usage,
+)
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits, LimitWatch
@@ -188,6 +198,14 @@ class Runner:
         if self._on_message is not None:
             self._on_message(message)
 
+    def deliver_follow_up(self, message: Message) -> None:
+        """A steering follow-up (`vtcode steer`, chat /steer: both go through the session's
+        queue) reaches the running session: `interjected`, then the user message."""
+        self.recorder.emit(
+            InterjectedEvent(source=InterjectionSource.QUEUE, image_count=message.images)
+        )
+        self.append(message)
+
     def _request(self) -> ModelRequest:
         messages = (Message(role="system", content=self.system), *self.history)
         return ModelRequest(
@@ -306,7 +324,7 @@ class Runner:
             else:
                 rec.turn_completed(self.turn_usage)
             for m in follow_ups:
-                self.append(m)
+                self.deliver_follow_up(m)
             limit = self.limit_outcome()
             self.machine.followed_up(
                 facts=self.facts(

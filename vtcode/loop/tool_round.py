@@ -101,7 +101,7 @@ def step_tools(self: Runner) -> None:
     self.last_turn_had_tool_output = had_output
     self.hooks.on_turn_end(made_progress=had_output)
     for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
-        self.append(m)
+        self.deliver_follow_up(m)
     self.watch.saw_round("\x01".join(signature_parts))
     limit = self.limit_outcome()
     if rec.turn_open and self.chat is None and limit is None and not self.cancel.cancelled:
