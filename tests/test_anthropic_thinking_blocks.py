@@ -14,9 +14,10 @@ from typing import Any
 
 from conftest import ScriptedReply, SSEServer
 from sdk_judge import judge_anthropic
+from syrupy.assertion import SnapshotAssertion
 from test_providers_config import exec_json, local_table, user_config
 
-from tests.exec_support import SESSION, vtcode
+from tests.exec_support import SESSION, canonical_snapshot, vtcode
 from vtcode.messages import Message, ReasoningBlock, ToolCall
 from vtcode.store.transcript import message_from_json, message_to_json
 
@@ -121,7 +122,7 @@ def _assistant_with_tool_use(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_thinking_blocks_go_back_verbatim_and_survive_resume(
-    tmp_path: Path, sse_server: SSEServer
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
 ) -> None:
     (tmp_path / "NOTES.md").write_text("hello\n")
     user_config(tmp_path, local_table(sse_server, kind="anthropic"))
@@ -157,6 +158,10 @@ def test_thinking_blocks_go_back_verbatim_and_survive_resume(
     third = sse_server.requests[2].json()
     judge_anthropic(third)
     assert _assistant_with_tool_use(third) == EXPECTED_ASSISTANT
+    log = tmp_path / ".vtcode" / "sessions" / SESSION / "events.jsonl"
+    check = vtcode(["validate", str(log)], tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert canonical_snapshot(tmp_path) == snapshot_json
 
 
 def test_transcript_round_trips_reasoning_blocks() -> None:
