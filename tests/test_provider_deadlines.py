@@ -217,8 +217,9 @@ def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if item:
             entry["item_type"] = item["type"]
             if item["type"] in ("agent_message", "reasoning") and kind == "item.completed":
-                # How much of an endless stream arrived is timing; which words arrived is not.
-                entry["text_words"] = sorted(set(item["text"].split()))
+                # How much of an endless stream arrived (even which words) is timing; that
+                # some text arrived and was kept as sent is not.
+                entry["has_text"] = bool(item["text"].strip())
             elif item["type"] == "error":
                 entry["message"] = item["message"]
         if kind == "turn.failed":
