@@ -49,6 +49,12 @@ from vtcode.hooks.models import SessionStartPayload
 from vtcode.hooks.runner import HookRunner
 from vtcode.ids import check_id
 from vtcode.steering.queue import SteeringQueue
+from vtcode.store import read_session_events, session_dir, session_exists
+from vtcode.store.closeout import open_for_append
+from vtcode.store.layout import lock_path
+from vtcode.store.locks import lock_is_held
+from vtcode.store.transcript import TRANSCRIPT_NAME, load_transcript, message_to_json
+from vtcode.tools.registry import default_registry
 
 __all__ = ["ManualCompaction", "compact_session"]
 
@@ -83,11 +89,6 @@ def compact_session(
     *,
     env: Mapping[str, str] | None = None,
 ) -> ManualCompaction:
-    from vtcode.store import read_session_events, session_dir, session_exists
-    from vtcode.store.closeout import open_for_append
-    from vtcode.store.layout import lock_path
-    from vtcode.store.locks import lock_is_held
-    from vtcode.store.transcript import TRANSCRIPT_NAME, load_transcript, message_to_json
 
     ws = Path(workspace).absolute()
     check_id(session_id)
@@ -189,7 +190,6 @@ def compact_session(
     for env_line in read_session_events(ws, session_id):
         thread_id = getattr(env_line.event, "thread_id", None) or session_id
         break
-    from vtcode.tools.registry import default_registry
 
     registry = default_registry(config)
     try:

@@ -20,11 +20,12 @@ from pathlib import Path
 import orjson
 
 from vtcode.clock import parse_rfc3339, rfc3339
-from vtcode.fsutil import atomic_write_json, ensure_private_dir, read_regular
+from vtcode.fsutil import atomic_write_bytes, atomic_write_json, ensure_private_dir, read_regular
 from vtcode.jsontypes import DecodeError, decode, encode
 from vtcode.orient.models import Milestone, MilestoneStatus, ProgressLedger
 from vtcode.orient.paths import TASK_TRACKER, tasks_dir
 from vtcode.redact import Redactor
+from vtcode.store.layout import DERIVED_DIR, is_real_dir, session_dir, sessions_root
 
 __all__ = [
     "ProgressMonitor",
@@ -180,7 +181,6 @@ def read_task_milestones(workspace: Path) -> list[Milestone] | None:
 
 
 def progress_path(workspace: Path, session_id: str) -> Path:
-    from vtcode.store.layout import DERIVED_DIR, session_dir
 
     return session_dir(workspace, session_id) / DERIVED_DIR / PROGRESS_FILE
 
@@ -223,7 +223,6 @@ _RECENT_MAX = 16
 
 
 def _recent_path(workspace: Path) -> Path:
-    from vtcode.store.layout import sessions_root
 
     return sessions_root(workspace).parent / RECENT_FILE
 
@@ -237,7 +236,6 @@ def _read_recent(workspace: Path) -> list[str] | None:
 
 
 def _note_recent(workspace: Path, session_id: str) -> None:
-    from vtcode.fsutil import atomic_write_bytes
 
     recent = [s for s in (_read_recent(workspace) or []) if s != session_id]
     body = "".join(f"{s}\n" for s in [session_id, *recent][:_RECENT_MAX])
@@ -251,7 +249,6 @@ def latest_progress(workspace: Path, *, exclude: str | None = None) -> ProgressL
     Reads the recently saved ledgers first (`progress-recent`); scans every session only when
     that list is missing or holds no usable ledger.
     """
-    from vtcode.store.layout import sessions_root
 
     root = sessions_root(workspace)
     recent = _read_recent(workspace)
@@ -267,7 +264,6 @@ def latest_progress(workspace: Path, *, exclude: str | None = None) -> ProgressL
 
 
 def _best_ledger(root: Path, names: list[str], exclude: str | None) -> ProgressLedger | None:
-    from vtcode.store.layout import DERIVED_DIR, is_real_dir
 
     best: tuple[float, str, ProgressLedger] | None = None
     for name in names:

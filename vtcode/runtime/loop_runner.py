@@ -23,6 +23,7 @@ from vtcode.clock import rfc3339
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import ExitCode, UsageError, VtcodeError
 from vtcode.ids import check_id, new_session_id
+from vtcode.jsontypes import encode
 from vtcode.orient.loop_state import (
     add_usage,
     check_budget,
@@ -40,6 +41,10 @@ from vtcode.orient.models import (
     LoopStep,
     LoopStepStatus,
 )
+from vtcode.orient.progress import is_complete, load_progress
+from vtcode.runtime.exec_run import ExecRequest, run_exec
+from vtcode.runtime.hooks import default_hooks_factory
+from vtcode.store.layout import session_dir
 
 __all__ = ["LoopRunReport", "LoopRunRequest", "run_loop", "step_prompt"]
 
@@ -79,7 +84,6 @@ class LoopRunReport:
     message: str
 
     def to_json(self) -> dict[str, Any]:
-        from vtcode.jsontypes import encode
 
         out: dict[str, Any] = {
             "loop_id": self.loop_id,
@@ -169,10 +173,6 @@ def _recover_interrupted(ws: Path, state: LoopRunState, say: Callable[[str], Non
 def _run_steps(
     req: LoopRunRequest, state: LoopRunState, say: Callable[[str], None]
 ) -> LoopRunReport:
-    from vtcode.orient.progress import is_complete, load_progress
-    from vtcode.runtime.exec_run import ExecRequest, run_exec
-    from vtcode.runtime.hooks import default_hooks_factory
-    from vtcode.store.layout import session_dir
 
     ws = req.workspace
     ran: list[LoopStep] = []

@@ -21,10 +21,19 @@ from typing import Any
 
 from vtcode.config.model import SubagentIsolation, SubagentSpec, VtcodeConfig
 from vtcode.errors import ExitCode, NotFoundError, UsageError
-from vtcode.events.enums import HarnessEventKind
+from vtcode.events.enums import HarnessEventKind, ThreadCompletionSubtype
+from vtcode.events.types import ThreadCompletedEvent, ThreadStartedEvent, Usage
 from vtcode.ids import check_id, new_session_id
+from vtcode.loop.recorder import Recorder
 from vtcode.orient.models import VerificationResult
 from vtcode.orient.worktree import Worktree, create_worktree
+from vtcode.providers.script import resolve_script
+from vtcode.runtime.exec_run import ExecRequest, _max_item_index, run_exec
+from vtcode.runtime.exporters import make_exporters
+from vtcode.runtime.hooks import default_hooks_factory
+from vtcode.store import DispatchGate, SessionWriter
+from vtcode.store.closeout import open_for_append
+from vtcode.tools.registry import default_registry
 
 __all__ = [
     "SubagentRun",
@@ -81,7 +90,6 @@ def find_spec(config: VtcodeConfig, name: str) -> SubagentSpec:
 
 def read_only_tools(config: VtcodeConfig) -> list[str]:
     """Names of the built-in tools that declare themselves read-only."""
-    from vtcode.tools.registry import default_registry
 
     registry = default_registry(config)
     try:
@@ -107,7 +115,6 @@ def _resolve_script(spec: SubagentSpec, parent: Path) -> str | None:
     """A relative script path means the parent workspace's file, even in a worktree."""
     if spec.script is None:
         return None
-    from vtcode.providers.script import resolve_script
 
     return str(resolve_script(spec.script, workspace=parent))
 
@@ -123,8 +130,6 @@ def _exec(
     sinks: Sequence[Any],
     max_turns: int | None = None,
 ) -> Any:
-    from vtcode.runtime.exec_run import ExecRequest, run_exec
-    from vtcode.runtime.hooks import default_hooks_factory
 
     return run_exec(
         ExecRequest(
@@ -203,18 +208,11 @@ class _ParentSession:
     """The session that records a verification (new, or appended to with `--parent`)."""
 
     def __init__(self, workspace: Path, config: VtcodeConfig, session_id: str | None) -> None:
-        from vtcode.events.types import ThreadStartedEvent
-        from vtcode.loop.recorder import Recorder
-        from vtcode.runtime.exporters import make_exporters
-        from vtcode.store import DispatchGate, SessionWriter
 
         appending = session_id is not None
         self.session_id = check_id(session_id) if session_id else new_session_id()
         first_item = 0
         if appending:
-            from vtcode.runtime.exec_run import _max_item_index
-            from vtcode.store.closeout import open_for_append
-
             self.writer = open_for_append(workspace, self.session_id, config.store)
             first_item = _max_item_index(workspace, self.session_id)
         else:
@@ -227,8 +225,6 @@ class _ParentSession:
         self.rec.turn_started()
 
     def finish(self, text: str) -> None:
-        from vtcode.events.enums import ThreadCompletionSubtype
-        from vtcode.events.types import ThreadCompletedEvent, Usage
 
         self.rec.message(text)
         self.rec.turn_completed(Usage())

@@ -32,6 +32,8 @@ from vtcode.steering.models import (
     QueuedFollowUpIntent,
     SteeringQueueState,
 )
+from vtcode.store.layout import LOCKS_DIR, session_dir, sessions_root
+from vtcode.store.locks import session_lock
 
 __all__ = ["MAX_INTENT_BYTES", "SteeringQueue", "SteeringQueueFull", "queue_path"]
 
@@ -46,13 +48,11 @@ class SteeringQueueFull(VtcodeError):
 
 
 def queue_path(workspace: Path, session_id: str) -> Path:
-    from vtcode.store.layout import session_dir
 
     return session_dir(workspace, session_id) / "steering" / QUEUE_FILE
 
 
 def _lock_path(workspace: Path, session_id: str) -> Path:
-    from vtcode.store.layout import LOCKS_DIR, sessions_root
 
     return sessions_root(workspace) / LOCKS_DIR / "steering" / f"{check_id(session_id)}.lock"
 
@@ -157,7 +157,6 @@ class _QueueLock:
     """The queue's cross-process lock, held only around one read-modify-replace."""
 
     def __init__(self, path: Path, timeout: float) -> None:
-        from vtcode.store.locks import session_lock
 
         ensure_private_dir(path.parent)
         self._lock = session_lock(path)
