@@ -48,10 +48,15 @@ JSONValue = Any
 
 @dataclasses.dataclass(frozen=True)
 class IntRange:
-    """Inclusive integer bounds (e.g. u64, i32, a 0..100 percentage)."""
+    """Inclusive integer bounds (e.g. u64, i32, a 0..100 percentage).
+
+    `reader_maximum`, when set, is the wider bound upstream's reader type accepts (a u8 field
+    vtcode only ever fills with 0..100): the reader schema publishes it instead of `maximum`.
+    """
 
     minimum: int | None = None
     maximum: int | None = None
+    reader_maximum: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -448,6 +453,8 @@ class _SchemaBuilder:
                         out["minimum"] = m.minimum
                     if m.maximum is not None:
                         out["maximum"] = m.maximum
+                    if m.reader_maximum is not None and not self.closed:
+                        out["maximum"] = m.reader_maximum
         elif get_origin(tp) is Literal:
             vals = list(get_args(tp))
             out = {"const": vals[0]} if len(vals) == 1 else {"enum": vals}

@@ -200,7 +200,8 @@ class ContextResetEvent:
     turn_id: str
     trigger: ContextResetTrigger
     plan_preserved: bool
-    previous_context_usage_percent: Annotated[int, IntRange(0, 100)]
+    # upstream reads a u8: 101..255 is readable (a warning), above 255 is refused
+    previous_context_usage_percent: Annotated[int, IntRange(0, 100, reader_maximum=255)]
     tool_budget_reset: bool
 
 

@@ -18,7 +18,8 @@ from vtcode.errors import ExitCode
 from vtcode.events.codec import LineShape
 from vtcode.events.types import EVENT_TYPES
 from vtcode.validate.lifecycle import Lifecycle
-from vtcode.validate.lines import LAST_UNTERMINATED, TOO_LONG, LineReader
+from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
+from vtcode.validate.parity import ReaderParity, parity_for
 from vtcode.validate.report import (
     FileReport,
     FileStatus,
@@ -143,6 +144,7 @@ def validate_stream(
         None if opts.format is FormatOption.AUTO else LineShape(opts.format.value)
     )
     checker = checker_for(shape) if shape is not None else None
+    parity: ReaderParity | None = parity_for(shape) if shape is not None else None
     fast_by_type = checker.fast_by_type if checker is not None else {}
     wrapped = shape is LineShape.WRAPPED
     life: Lifecycle | None = None
@@ -198,6 +200,7 @@ def validate_stream(
                 if checker is None:
                     shape = detect_shape(obj)
                     checker = checker_for(shape)
+                    parity = parity_for(shape)
                     fast_by_type = checker.fast_by_type
                     wrapped = shape is LineShape.WRAPPED
                     if opts.lifecycle:
@@ -233,6 +236,11 @@ def validate_stream(
                     ok = False
                 if not ok:
                     _explain(checker, obj, number, problems, strict=strict)
+                assert parity is not None
+                if not ok or parity.suspect(data, obj, ev, etype, kind == OK):
+                    # serde_json's rules hold in every mode: a reader refuses the line
+                    for f in parity.findings(data, obj):
+                        add(number, f.pointer, f.code, Severity.ERROR, f.message, f.value)
                 if etype is not None:
                     if etype in counts:
                         counts[etype] += 1

@@ -73,6 +73,9 @@ class ProblemCode(StrEnum):
     LONE_SURROGATE = "lone-surrogate"
     NON_FINITE_NUMBER = "non-finite-number"
     TOO_DEEP = "too-deep"
+    # reader parity: JSON that upstream's serde_json refuses although it parses
+    DUPLICATE_KEY = "duplicate-key"
+    FLOAT_FOR_INTEGER = "float-for-integer"
     # schema
     SHAPE_MISMATCH = "shape-mismatch"
     WRONG_TYPE = "wrong-type"
