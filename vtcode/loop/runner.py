@@ -28,6 +28,7 @@ from vtcode.events.enums import (
 from vtcode.events.types import (
     InterjectedEvent,
     ThreadCompletedEvent,
+    ThreadErrorEvent,
     ThreadStartedEvent,
     Usage,
 )
@@ -69,6 +70,10 @@ class RunResult:
     num_turns: int
     final_text: str | None
     last_plan_text: str | None = None
+
+
+# Outcomes where the thread itself failed (not a limit, a cancellation or the model's reply).
+_THREAD_ERRORS = frozenset({OutcomeKind.FAILED, OutcomeKind.BLOCKED, OutcomeKind.ERROR})
 
 
 class Runner:
@@ -472,9 +477,14 @@ class Runner:
         at_prompt = self.chat is not None and not rec.turn_open
         try:
             if not success and not at_prompt:
-                # The harness's word on how the run ended is an error item, never an
-                # agent_message (that is text the model said); no turn is opened for it.
-                rec.warning(outcome.description())
+                # The harness's word on how the run ended, never an agent_message (that is text
+                # the model said), and no turn is opened for it: a failure that stops the thread
+                # (the provider, an internal error) is the thread-level `error` event; a limit,
+                # a cancellation or an unusable reply is an `error` item of the turn.
+                if outcome.kind in _THREAD_ERRORS:
+                    rec.emit(ThreadErrorEvent(message=outcome.description()))
+                else:
+                    rec.warning(outcome.description())
             self.hooks.on_finish(outcome, rec)
             if rec.turn_open:
                 if success:
