@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/crash.py [KILLS=500] [--durability event|turn|os]
 
 After each kill the parent reopens the session (recovery) and checks what the suite's
-tests/test_store_crash.py checks: a gapless seq prefix, no torn or duplicate line, every line
+tests/store/test_store_crash.py checks: a gapless seq prefix, no torn or duplicate line, every line
 valid against the published schema, a manifest and index consistent with the log, and (with
 `event` durability) every event the child acknowledged as fsynced still present. Half the runs
 split each write in two so kills land mid-line. Prints kills, acknowledged events, torn tails

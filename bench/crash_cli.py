@@ -4,8 +4,8 @@ Run: .venv/bin/python bench/crash_cli.py [KILLS=200] [--durability event|turn|bo
 
 Each kill starts `vtcode exec --json` on a replay script of many tool round trips, reads a
 random number of stdout lines, SIGKILLs it and reads what the pipe still held. Every shown event
-must be in the log at the same position (tests/test_write_ahead.py's own loop and checks, which
-the suite runs 30 times per durability). Prints kills, events shown, shown-but-missing runs.
+must be in the log at the same position (tests/store/test_write_ahead.py's own loop and checks,
+which the suite runs 20 times per durability). Prints kills, events shown, shown-but-missing runs.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ loaded commands are included: click-man only reads `group.commands`, which a laz
 empty, and it does not escape troff). vtcode.toml(5) comes from the key tree that the loader uses
 (`vtcode.config.keys`, built from the generated schema), with the defaults of `VtcodeConfig`, so
 the page lists exactly the keys the loader accepts. The date and version are fixed, so the output
-is reproducible; tests/test_man_pages.py regenerates the pages and fails on any drift.
+is reproducible; tests/cli/test_man_pages.py regenerates the pages and fails on any drift.
 """
 
 from __future__ import annotations

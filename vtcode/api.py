@@ -3,8 +3,8 @@
 Why a facade: the CLI's modules are arranged for the harness (layers, composition root) and move
 when the house is rebuilt; a user's script should not. Everything here is a thin adapter over the
 same code the CLI runs, so a run started from Python writes the same session, the same events and
-the same exit code as `vtcode exec`. Documented in docs/api.md; `tests/test_api.py` locks the names
-and `tests/typing/api_use.py` type-checks a use of them under `mypy --strict`.
+the same exit code as `vtcode exec`. Documented in docs/api.md; `tests/api/test_api.py` locks the
+names and `tests/typing/api_use.py` type-checks a use of them under `mypy --strict`.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from tests.exec_support import vtcode
 from tests.chat.test_chat_tmux import Chat, chat, checked_snapshot, wait_until  # noqa: F401
+from tests.exec_support import vtcode
 from tests.report.test_html_page import Page
 
 DENY_RM = ("-c", 'permissions.deny=["exec_command(rm *)"]')

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import orjson
-from tests.conftest import RunVtcode
 
+from tests.conftest import RunVtcode
 from vtcode.orient.memory import MemoryKind, append_entry, read_entries, read_text
 
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from tests.conftest import RunVtcode
 from syrupy.assertion import SnapshotAssertion
 
+from tests.conftest import RunVtcode
 from vtcode.orient.context import OrientationContext, gather_orientation, read_artifact_summary
 from vtcode.orient.handoff import write_handoff
 from vtcode.orient.memory import MemoryKind, append_entry

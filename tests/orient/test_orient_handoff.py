@@ -8,9 +8,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from tests.conftest import RunVtcode
 from syrupy.assertion import SnapshotAssertion
 
+from tests.conftest import RunVtcode
 from vtcode import schemas
 from vtcode.orient.handoff import (
     build_handoff,

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ScriptedReply, SSEServer
-from tests.sdk_judge import judge_anthropic
 from syrupy.assertion import SnapshotAssertion
 from test_providers_config import exec_json, local_table, user_config
 
+from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, vtcode
+from tests.sdk_judge import judge_anthropic
 from vtcode.messages import Message, ReasoningBlock, ToolCall
 from vtcode.store.transcript import message_from_json, message_to_json
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import ScriptedReply, SSEServer
-from tests.sdk_judge import judge_requests
 from syrupy.assertion import SnapshotAssertion
 
+from tests.conftest import ScriptedReply, SSEServer
+from tests.sdk_judge import judge_requests
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import UsageError
 from vtcode.events.types import Usage

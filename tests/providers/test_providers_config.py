@@ -18,11 +18,11 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from tests.conftest import ScriptedReply, SSEServer
-from tests.sdk_judge import judge_anthropic, judge_openai
 from syrupy.assertion import SnapshotAssertion
 
+from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.sdk_judge import judge_anthropic, judge_openai
 from vtcode.messages import Message, ModelRequest
 from vtcode.providers.collect import CollectedResponse, collect
 from vtcode.providers.openai import OpenAIProvider, map_finish_reason

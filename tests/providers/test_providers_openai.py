@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import ScriptedReply, SSEServer
-from tests.sdk_judge import judge_requests
 from syrupy.assertion import SnapshotAssertion
 
+from tests.conftest import ScriptedReply, SSEServer
+from tests.sdk_judge import judge_requests
 from vtcode.config.model import AgentConfig, VtcodeConfig
 from vtcode.errors import ExitCode, UsageError
 from vtcode.events.types import Usage

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.conftest import ScriptedReply, SSEServer
 
+from tests.conftest import ScriptedReply, SSEServer
 from vtcode.messages import Message, ModelRequest, ToolCall
 from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.collect import CollectedResponse, collect

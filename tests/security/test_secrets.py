@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import ScriptedReply, SSEServer
 
+from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SCRIPTS, normalise, raw_events, vtcode
 from vtcode.redact import MARKER
 

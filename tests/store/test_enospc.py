@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.exec_support import canonical_snapshot, raw_events, vtcode
 from syrupy.assertion import SnapshotAssertion
+
+from tests.exec_support import canonical_snapshot, raw_events, vtcode
 
 SESSION = "full-disk"
 TMPFS_BYTES = 2 * 1024 * 1024

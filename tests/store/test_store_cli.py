@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import orjson
-from tests.conftest import RunVtcode
 from test_retention import make
 from test_store import CFG, run_session, script
 
+from tests.conftest import RunVtcode
 from vtcode.events.types import TurnStartedEvent
 from vtcode.store import SessionWriter, read_session_events, sessions_root
 from vtcode.store.layout import lock_path

@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ScriptedReply, SSEServer
 from syrupy.assertion import SnapshotAssertion
 
+from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_lines, raw_events, vtcode
 from vtcode.loop.recorder import MAX_TOOL_ARG_UPDATE_EVENTS
 
