@@ -8,6 +8,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 from vtcode.termtext import inert_line
 
 
@@ -18,7 +19,7 @@ def _sinks(app: AppContext) -> list[Any]:
     return [] if app.quiet else [HumanProgressSink(color=want_color(app.color))]
 
 
-@click.group("agent")
+@click.group("agent", cls=SuggestingGroup)
 def agent() -> None:
     """Subagents declared as [agent.subagents.NAME] in vtcode.toml."""
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 
 if TYPE_CHECKING:
     from vtcode.config.load import LoadedConfig
@@ -42,7 +43,7 @@ def _toml_document(data: dict[str, Any]) -> str:
     return document(data)
 
 
-@click.group("config")
+@click.group("config", cls=SuggestingGroup)
 def config() -> None:
     """Show, check and edit vtcode.toml.
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ code of a failed step, 2 usage or config error, 4 the loop budget (steps, tokens
 stopped it, 75 another process is running this loop (try again later)."""
 
 
-@click.group("loop")
+@click.group("loop", cls=SuggestingGroup)
 def loop() -> None:
     """Run, inspect and reset cron-driven loops.
 

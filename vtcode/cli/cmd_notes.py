@@ -5,10 +5,15 @@ from __future__ import annotations
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 
 
 def _group(name: str, kind_name: str, what: str) -> click.Group:
-    @click.group(name, help=f"Append to and list the loop's {what} (.vtcode/state/{name}.md).")
+    @click.group(
+        name,
+        cls=SuggestingGroup,
+        help=f"Append to and list the loop's {what} (.vtcode/state/{name}.md).",
+    )
     def group() -> None:
         pass
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 
 
-@click.group("schema")
+@click.group("schema", cls=SuggestingGroup)
 def schema() -> None:
     """List, show and export the JSON Schemas vtcode publishes (draft 2020-12)."""
 

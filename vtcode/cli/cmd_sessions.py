@@ -9,6 +9,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 from vtcode.termtext import inert_line as _clean
 
 
@@ -22,7 +23,7 @@ def _json(data: Any) -> None:
     emit_json(data)
 
 
-@click.group("sessions")
+@click.group("sessions", cls=SuggestingGroup)
 def sessions() -> None:
     """List, inspect, export, repair and clean the sessions under WORKSPACE/.vtcode/sessions.
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.groups import SuggestingGroup
 from vtcode.termtext import inert_line
 
 
-@click.group("worktree")
+@click.group("worktree", cls=SuggestingGroup)
 def worktree() -> None:
     """Subagent git worktrees: changes stay there until merged."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import io
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from click.exceptions import Abort, Exit
 
 from vtcode import __version__
 from vtcode.cli.context import AppContext, check_overrides
+from vtcode.cli.groups import SuggestingGroup
 from vtcode.errors import ExitCode, VtcodeError
 
 # command name -> (module, attribute, one-line help shown by `vtcode --help`)
@@ -52,7 +54,7 @@ click.rich_click.USE_MARKDOWN = False
 click.rich_click.SHOW_ARGUMENTS = True
 
 
-class LazyGroup(click.RichGroup):
+class LazyGroup(SuggestingGroup):
     """A group that imports a subcommand's module only when that subcommand is looked up."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -87,12 +89,38 @@ def plain_output(ctx: click.Context | None = None) -> None:
         config.color_system = None
 
 
-def _asks_no_color(args: list[str]) -> bool:
-    """`--no-color` anywhere before `--`: so that help and usage errors printed before the
-    option is parsed (`vtcode --help --no-color`, a misplaced `vtcode sessions --no-color`) are
-    plain too. A literal `--no-color` word is never a valid argument elsewhere."""
+def _asked_color(args: list[str]) -> str | None:
+    """The colour the command line asks for ("always", "never" or None), read before parsing:
+    help and usage errors are printed before the options are parsed (`vtcode --help --no-color`,
+    a misplaced `vtcode sessions --no-color`). These words are never valid arguments elsewhere."""
     end = args.index("--") if "--" in args else len(args)
-    return "--no-color" in args[:end]
+    head = args[:end]
+    asked: str | None = None
+    for a, nxt in itertools.pairwise([*head, ""]):
+        if a == "--no-color":
+            asked = "never"
+        elif a.startswith("--color="):
+            asked = a.split("=", 1)[1]
+        elif a == "--color":
+            asked = nxt
+    return asked if asked in ("always", "never") else None
+
+
+def force_color() -> None:
+    """`--color always`: colour even off a terminal, for us, rich-click's help and children."""
+    os.environ.pop("NO_COLOR", None)
+    os.environ["FORCE_COLOR"] = "1"
+    click.rich_click.FORCE_TERMINAL = True
+
+
+def _color_option(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`--color` beats the environment (no-color.org, force-color.org): never is --no-color;
+    always forces colour even off a terminal (FORCE_COLOR=1 for everything vtcode renders)."""
+    if value == "never":
+        plain_output(ctx)
+    elif value == "always":
+        force_color()
+    return value
 
 
 def _no_color_option(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -135,7 +163,16 @@ def _no_color_option(ctx: click.Context, param: click.Parameter, value: bool) ->
     is_flag=True,
     is_eager=True,
     callback=_no_color_option,
-    help="No colour (also honoured: NO_COLOR=1).",
+    help="No colour (also honoured: NO_COLOR=1). Same as --color never.",
+)
+@click.option(
+    "--color",
+    "color_mode",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    is_eager=True,
+    callback=_color_option,
+    help="Colour: auto (a terminal, unless NO_COLOR), always (also FORCE_COLOR=1), never.",
 )
 @click.pass_context
 def cli(
@@ -145,6 +182,7 @@ def cli(
     config_file: Path | None,
     quiet: bool,
     no_color: bool,
+    color_mode: str,
 ) -> int | None:
     """vtcode: a headless agent-loop harness with one versioned event contract.
 
@@ -191,7 +229,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI, map every failure to a documented exit code, never a traceback."""
     code: int = ExitCode.OK
     app: AppContext | None = None
-    if os.environ.get("NO_COLOR") or _asks_no_color(sys.argv[1:] if argv is None else argv):
+    asked = _asked_color(sys.argv[1:] if argv is None else argv)
+    if asked == "always":
+        force_color()
+    elif asked == "never" or os.environ.get("NO_COLOR"):  # NO_COLOR beats FORCE_COLOR
         plain_output()
     _name_stdout_errors()
     try:

@@ -12,12 +12,14 @@ from vtcode.termtext import inert
 
 
 def want_color(color: bool, stream: Any = None) -> bool:
+    """Colour on `stream`: never when refused (--no-color, --color never, NO_COLOR), always with
+    FORCE_COLOR (non-empty; --color always sets it), else only on a terminal."""
     stream = stream or sys.stderr
-    return (
-        color
-        and not os.environ.get("NO_COLOR")
-        and bool(getattr(stream, "isatty", lambda: False)())
-    )
+    if not color or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def stderr_console(color: bool = True) -> Any:
