@@ -5,6 +5,7 @@ streamed arguments, tool output, shell commands, file changes, harness items, co
 the real event encoders, then measures in one run:
 
   * lines/s of the in-process API (`validate_path`) and, once, of the CLI as a subprocess;
+  * the reader-parity check's cost: the API again with its per-line suspect test switched off;
   * lines/s of `json.loads` per line (the parse-only floor) and of `orjson.loads`;
   * lines/s of a naive `Draft202012Validator(schema).iter_errors` loop, on a sample of the lines
     (extrapolated; it is ~100x slower, so a full run would take minutes);
@@ -326,9 +327,13 @@ def main() -> None:
         validate_path(small, ValidateOptions())
 
         # best of `--repeat`, interleaved, so a noisy neighbour on a shared machine hurts less
-        t_api = t_json = t_orjson = float("inf")
+        t_api = t_json = t_orjson = t_noparity = float("inf")
         for _ in range(args.repeat):
             t_api = min(t_api, time_it(lambda: _check(validate_path(big, ValidateOptions()))))
+            t_noparity = min(
+                t_noparity,
+                _without_parity(lambda: _check(validate_path(big, ValidateOptions()))),
+            )
             t_json = min(t_json, time_it(lambda: json_floor(big)))
             t_orjson = min(t_orjson, time_it(lambda: orjson_floor(big)))
         sample = min(args.naive_sample, n)
@@ -345,6 +350,16 @@ def main() -> None:
             ("orjson.loads per line", f"{ofloor:,.0f} lines/s", f"{t_orjson:.2f}s"),
             ("vtcode validate (API)", f"{api:,.0f} lines/s", f"{t_api:.2f}s"),
             ("vtcode validate (CLI, subprocess)", f"{cli:,.0f} lines/s", f"{t_cli:.2f}s"),
+            (
+                "API without the reader-parity check (baseline)",
+                f"{rate(n, t_noparity):,.0f} lines/s",
+                f"{t_noparity:.2f}s",
+            ),
+            (
+                "reader-parity cost: API time / baseline (target <= 1.10)",
+                f"{t_api / t_noparity:.3f}",
+                _ok(t_api <= 1.10 * t_noparity),
+            ),
             (
                 f"naive jsonschema iter_errors ({sample:,} lines, extrapolated)",
                 f"{naive:,.0f} lines/s",
@@ -385,6 +400,22 @@ def main() -> None:
     print(f"{'-' * width}  {'-' * w2}  ----")
     for a, b, c in rows:
         print(f"{a:<{width}}  {b:>{w2}}  {c}")
+
+
+def _without_parity(fn: Callable[[], object]) -> float:
+    """Time of `fn` with ReaderParity.suspect answering False (the pre-parity hot loop)."""
+    from vtcode.validate.parity import ReaderParity
+
+    real = ReaderParity.suspect
+
+    def never(self: ReaderParity, *args: object) -> bool:
+        return False
+
+    ReaderParity.suspect = never  # type: ignore[method-assign,assignment]
+    try:
+        return time_it(fn)
+    finally:
+        ReaderParity.suspect = real  # type: ignore[method-assign]
 
 
 def _ok(flag: bool) -> str:

@@ -19,7 +19,7 @@ from vtcode.events.codec import LineShape
 from vtcode.events.types import EVENT_TYPES
 from vtcode.validate.lifecycle import Lifecycle
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
-from vtcode.validate.parity import ReaderParity, parity_for
+from vtcode.validate.parity import NEWLINE, ReaderParity, parity_for
 from vtcode.validate.report import (
     FileReport,
     FileStatus,
@@ -145,6 +145,7 @@ def validate_stream(
     )
     checker = checker_for(shape) if shape is not None else None
     parity: ReaderParity | None = parity_for(shape) if shape is not None else None
+    suspect = parity.suspect if parity is not None else None
     fast_by_type = checker.fast_by_type if checker is not None else {}
     wrapped = shape is LineShape.WRAPPED
     life: Lifecycle | None = None
@@ -201,6 +202,7 @@ def validate_stream(
                     shape = detect_shape(obj)
                     checker = checker_for(shape)
                     parity = parity_for(shape)
+                    suspect = parity.suspect
                     fast_by_type = checker.fast_by_type
                     wrapped = shape is LineShape.WRAPPED
                     if opts.lifecycle:
@@ -236,8 +238,8 @@ def validate_stream(
                     ok = False
                 if not ok:
                     _explain(checker, obj, number, problems, strict=strict)
-                assert parity is not None
-                if not ok or parity.suspect(data, obj, ev, etype, kind == OK):
+                assert parity is not None and suspect is not None
+                if not ok or suspect(data, obj, ev, etype, NEWLINE if kind == OK else 0):
                     # serde_json's rules hold in every mode: a reader refuses the line
                     for f in parity.findings(data, obj):
                         add(number, f.pointer, f.code, Severity.ERROR, f.message, f.value)

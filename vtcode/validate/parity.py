@@ -35,14 +35,17 @@ from vtcode.events.codec import LineShape
 from vtcode.validate.report import ProblemCode
 from vtcode.validate.schemacheck import Finding, pointer
 
-__all__ = ["SERDE_DEPTH_LIMIT", "ReaderParity", "parity_for"]
+__all__ = ["NEWLINE", "SERDE_DEPTH_LIMIT", "ReaderParity", "parity_for"]
+
+NEWLINE = orjson.OPT_APPEND_NEWLINE
+"""The `suspect` option for a newline-terminated line."""
 
 SERDE_DEPTH_LIMIT = 128
 """serde_json's initial `remaining_depth`: the 128th nested array/object is refused."""
 
 _U64_MAX = 2**64 - 1
 _I64_MIN = -(2**63)
-_NL = orjson.OPT_APPEND_NEWLINE
+_dumps = orjson.dumps
 
 
 class _FloatLit(float):
@@ -71,6 +74,7 @@ class _DupDict(dict[str, Any]):
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook`: a plain dict, or a `_DupDict` naming the keys that repeat."""
     out = dict(pairs)
     if len(out) == len(pairs):
         return out
@@ -164,6 +168,55 @@ class _Compiler:
                 yield from self._options(alt)
         else:
             yield prop
+
+
+@dataclass(frozen=True, slots=True)
+class _Flat:
+    """One event variant's checks without recursion (what the hot loop runs on every line)."""
+
+    ints: tuple[tuple[str, ...], ...]  # paths through plain objects to integer fields
+    deep: bool
+    union_key: str | None  # the key holding a tagged object (`item`)
+    union: dict[str, _Flat]  # that object's variants by its `type`
+
+
+_Paths = tuple[tuple[str, ...], ...]
+_Plan = tuple[_Paths, bool, str | None, dict[str, tuple[_Paths, bool]]]
+
+
+def _flatten(node: _Node) -> _Flat | None:
+    """`node` as a `_Flat`, or None when it has arrays or nested unions (then recurse)."""
+    if node.arrays or node.tagged:
+        return None
+    ints: list[tuple[str, ...]] = [(k,) for k in node.ints]
+    deep = node.deep
+    union_key: str | None = None
+    union: dict[str, _Flat] = {}
+    for key, child in node.objects:
+        if child.tagged:
+            if union_key is not None or child.ints or child.objects or child.arrays:
+                return None
+            variants = {tag: _flatten(sub) for tag, sub in child.tagged.items()}
+            if any(v is None or v.union_key is not None for v in variants.values()):
+                return None
+            union_key, union = key, {t: v for t, v in variants.items() if v is not None}
+            continue
+        flat = _flatten(child)
+        if flat is None or flat.union_key is not None:
+            return None
+        ints += [(key, *path) for path in flat.ints]
+        deep = deep or flat.deep
+    return _Flat(tuple(ints), deep, union_key, union)
+
+
+def _float_at(value: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> bool:
+    for path in paths:
+        v: Any = value
+        for k in path:
+            v = v.get(k) if type(v) is dict else None
+        if type(v) is float:
+            return True
+    return False
 
 
 def _suspect(value: dict[str, Any], node: _Node, data: bytes | bytearray) -> bool:
@@ -266,9 +319,20 @@ class ReaderParity:
         schema = _schemas.load("versioned-thread-event" if wrapped else "thread-event")
         compiler = _Compiler(schema)
         self._root = compiler.node(schema)
-        self._root_ints = self._root.ints if wrapped else ()
+        self._seq = wrapped and "seq" in self._root.ints
         events = compiler.node(compiler.defs["ThreadEvent"])
         self._events = events.tagged
+        # the hot loop's plan per event type, as plain tuples (unpacked in one step):
+        # (integer paths, may be deep, key of a tagged object, {its type: (paths, deep)})
+        self._plans: dict[str, _Plan] = {}
+        self._walk: set[str] = set()  # shapes without a flat plan: walk the tree
+        for tag, node in self._events.items():
+            flat = _flatten(node)
+            if flat is None:
+                self._walk.add(tag)
+            elif flat.ints or flat.deep or flat.union:
+                union = {t: (v.ints, v.deep) for t, v in flat.union.items() if v.ints or v.deep}
+                self._plans[tag] = (flat.ints, flat.deep, flat.union_key, union)
 
     def suspect(
         self,
@@ -276,24 +340,48 @@ class ReaderParity:
         obj: dict[str, Any],
         ev: dict[str, Any] | None,
         etype: str | None,
-        terminated: bool,
+        option: int,
     ) -> bool:
-        """True when the line may break a serde_json rule (then `findings` says which)."""
+        """True when the line may break a serde_json rule (then `findings` says which).
+
+        `option` is `APPEND_NEWLINE` for a newline-terminated line, else 0. A compact line
+        with a repeated key, a `-0` or an exponent never re-encodes to its own bytes.
+        """
         try:
-            if orjson.dumps(obj, option=_NL if terminated else 0) != data:
+            if _dumps(obj, option=option) != data:
                 return True
         except orjson.JSONEncodeError:  # nested past orjson's 254 levels on output: deep
             return True
-        for k in self._root_ints:
-            if type(obj.get(k)) is float:
-                return True
-        node = self._events.get(etype) if etype is not None else None
-        return node is not None and ev is not None and _suspect(ev, node, data)
+        if self._seq and type(obj.get("seq")) is float:
+            return True
+        plan = self._plans.get(etype)  # type: ignore[arg-type]
+        if plan is None or ev is None:
+            walk = ev is not None and etype in self._walk
+            return walk and _suspect(ev, self._events[etype], data)  # type: ignore[arg-type,index]
+        ints, deep, union_key, union = plan
+        if ints and _float_at(ev, ints):
+            return True
+        if union_key is not None:
+            inner = ev.get(union_key)
+            if type(inner) is dict:
+                tag = inner.get("type")
+                sub = union.get(tag) if type(tag) is str else None
+                if sub is not None:
+                    if sub[0] and _float_at(inner, sub[0]):
+                        return True
+                    deep = deep or sub[1]
+        # 128 nested containers take 256 bytes at least
+        return (
+            deep
+            and len(data) >= 2 * SERDE_DEPTH_LIMIT
+            and data.count(b"[") + data.count(b"{") >= SERDE_DEPTH_LIMIT
+        )
 
     def findings(self, data: bytes | bytearray, obj: Any) -> list[Finding]:
         """Exactly which keys break a serde_json rule (the slow path: the line is re-read)."""
         out: list[Finding] = []
-        deep = _too_deep(obj)
+        brackets = data.count(b"[") + data.count(b"{")
+        deep = _too_deep(obj) if brackets >= SERDE_DEPTH_LIMIT else None
         if deep is not None:
             out.append(
                 Finding(
