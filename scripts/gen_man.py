@@ -21,6 +21,7 @@ from typing import Any
 import rich_click as click
 
 from vtcode import __version__
+from vtcode.cli.examples import EXAMPLES
 from vtcode.cli.main import cli
 from vtcode.config import docs, keys
 from vtcode.config.load import Layer, Source, parse_layer, resolve
@@ -196,6 +197,10 @@ def command_page(ctx: click.Context) -> str:
     lines.append(".SH EXIT STATUS")
     for code in ExitCode:
         lines += [".TP", bold(str(int(code))), esc(EXIT_STATUS[code])]
+    path = " ".join(ctx.command_path.split()[1:])
+    lines.append(".SH EXAMPLES")  # the same table `--help` shows (vtcode/cli/examples.py)
+    for line, what in EXAMPLES[path]:
+        lines += [".TP", f".B {esc(line)}", esc(what)]
     see = ["vtcode(1)"] if ctx.parent is not None else []
     if ctx.parent is not None and ctx.parent.parent is not None:
         see.append(f"{page_name(ctx.parent)}(1)")

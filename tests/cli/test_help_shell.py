@@ -4,6 +4,8 @@ FORCE_COLOR). Real CLI, stdout/stderr piped (so `auto` means no colour)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import RunVtcode
@@ -62,3 +64,39 @@ def test_colour_follows_the_flag_then_the_environment(
 def test_a_bad_color_value_is_a_usage_error(run_vtcode: RunVtcode) -> None:
     rc, _, err = run_vtcode(["--color", "sometimes", "sessions", "list"])
     assert rc == 2 and "sometimes" in err and "Traceback" not in err
+
+
+def _command_paths() -> list[str]:
+    import rich_click as click
+
+    from vtcode.cli.main import cli
+
+    out: list[str] = []
+
+    def walk(cmd: click.Command, path: list[str], ctx: click.Context) -> None:
+        out.append(" ".join(path))
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None:
+                    walk(sub, [*path, name], click.Context(sub, parent=ctx, info_name=name))
+
+    walk(cli, [], click.Context(cli, info_name="vtcode"))
+    return out
+
+
+def test_every_command_has_examples_in_help_and_man_page(run_vtcode: RunVtcode) -> None:
+    from vtcode.cli.examples import EXAMPLES
+
+    paths = _command_paths()
+    assert len(paths) > 40
+    assert sorted(p for p in paths if not EXAMPLES.get(p)) == []
+    assert sorted(set(EXAMPLES) - set(paths)) == []  # no examples for a command that is gone
+    man = Path(__file__).resolve().parents[2] / "man" / "man1"
+    for path in paths:
+        page = man / ("-".join(["vtcode", *path.split()]) + ".1")
+        assert ".SH EXAMPLES" in page.read_text(encoding="utf-8"), page.name
+    for path in ("", "exec", "sessions list", "loop run"):  # what --help prints, for real
+        rc, out, err = run_vtcode([*path.split(), "--help"])
+        assert rc == 0, err
+        assert "Examples:" in out and f"$ {EXAMPLES[path][0][0]}" in out

@@ -10,10 +10,19 @@ import difflib
 
 import rich_click as click
 
+from vtcode.cli.examples import attach_examples
+
 __all__ = ["SuggestingGroup"]
 
 
 class SuggestingGroup(click.RichGroup):
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:  # its Examples block, from the one table (vtcode/cli/examples.py)
+            path = " ".join([*ctx.command_path.split()[1:], cmd_name])
+            attach_examples(cmd, path)
+        return cmd
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:

@@ -20,6 +20,7 @@ from click.exceptions import Abort, Exit
 
 from vtcode import __version__
 from vtcode.cli.context import AppContext, check_overrides
+from vtcode.cli.examples import attach_examples
 from vtcode.cli.groups import SuggestingGroup
 from vtcode.errors import ExitCode, VtcodeError
 
@@ -71,7 +72,7 @@ class LazyGroup(SuggestingGroup):
             return None
         module = importlib.import_module(entry[0])
         cmd: click.Command = getattr(module, entry[1])
-        return cmd
+        return attach_examples(cmd, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]
@@ -209,6 +210,9 @@ def cli(
         return int(ExitCode.USAGE)
     result: Any = ctx.invoke(chat)
     return int(result) if isinstance(result, int) else None
+
+
+attach_examples(cli, "")
 
 
 def _is_tty(stream: Any) -> bool:
