@@ -184,3 +184,39 @@ def test_fish_runs_the_script_for_real(ws: Path, debian_tool: object) -> None:
     assert proc.returncode == 0, proc.stderr
     values = [line.split("\t")[0] for line in proc.stdout.splitlines()]
     assert sorted(values) == ["alpha-1", "beta-2"]  # fish sorts candidates itself
+
+
+@pytest.mark.parametrize(
+    ("line", "incomplete", "expected"),
+    [
+        ("exec --script", "scenario-max", {"scenario-max-turns", "scenario-max-output-tokens"}),
+        ("loop run --script", "demo", {"demo"}),
+        ("exec --provider", "", {"replay", "openai", "anthropic", "openai-responses", "local"}),
+        ("config get", "agent.max_", {"agent.max_conversation_turns", "agent.max_task_retries"}),
+        ("config set", "sandbox.mo", {"sandbox.mode"}),
+        ("schema show", "thread-ev", {"thread-event", "thread-event-reader"}),
+        ("loop status", "", {"docs", "nightly"}),
+        ("loop run --id", "ni", {"nightly"}),
+    ],
+)
+def test_completion_knows_scripts_providers_loops_keys_and_schemas(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    line: str,
+    incomplete: str,
+    expected: set[str],
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".vtcode" / "state").mkdir(parents=True)
+    for loop in ("docs", "nightly"):
+        (ws / ".vtcode" / "state" / f"loop-{loop}.json").write_text("{}")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    monkeypatch.setenv("VTCODE_HOME", str(home))  # _complete passes os.environ on
+    proc = _complete(ws, line, incomplete)
+    assert proc.returncode == 0, proc.stderr
+    got = set(_bash_values(proc.stdout))
+    assert expected <= got, (expected - got, sorted(got)[:20])

@@ -6,7 +6,7 @@ import sys
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_session_id
+from vtcode.cli.cmd_completion import complete_provider, complete_script, complete_session_id
 from vtcode.cli.context import AppContext, check_overrides
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
@@ -28,10 +28,15 @@ pipes use `vtcode exec`, which exits 2 here."""
 @click.argument("prompt", nargs=-1)
 @click.option(
     "--provider",
+    shell_complete=complete_provider,
     help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
 )
 @click.option("--model", help="Model id (overrides agent.model); /model switches later.")
-@click.option("--script", help="Replay script: a path or a shipped script name.")
+@click.option(
+    "--script",
+    shell_complete=complete_script,
+    help="Replay script: a path or a shipped script name.",
+)
 @click.option("--effort", type=click.Choice(["low", "medium", "high"]), help="Reasoning effort.")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Model requests per session.")
 @click.option(

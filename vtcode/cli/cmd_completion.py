@@ -55,6 +55,83 @@ def complete_session_id(
     return session_items(ctx, incomplete)
 
 
+def _items(names: list[str], incomplete: str, help: str = "") -> list[CompletionItem]:
+    return [CompletionItem(n, help=help or None) for n in names if n.startswith(incomplete)]
+
+
+def complete_script(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """`--script`: the shipped replay scripts by name, and files (the shell completes paths)."""
+    try:
+        from vtcode.providers.script import shipped_scripts
+
+        names = shipped_scripts()
+    except Exception:  # completion must never print a traceback into the user's prompt
+        names = []
+    return [*_items(names, incomplete, "shipped script"), CompletionItem(incomplete, type="file")]
+
+
+def complete_provider(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """`--provider`: the built-in providers and the [providers.NAME] tables of the config."""
+    from vtcode.providers.registry import KNOWN_PROVIDERS
+
+    names = list(KNOWN_PROVIDERS)
+    try:
+        from vtcode.config.load import load_config
+
+        loaded = load_config(workspace=_workspace(ctx))
+        names += [n for n in loaded.config.providers if n not in names]
+    except Exception:  # a broken config still completes the built-in names
+        return _items(names, incomplete)
+    return _items(names, incomplete)
+
+
+def complete_loop_id(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A loop id: the loops this workspace has state for (`.vtcode/state/loop-<id>.json`)."""
+    try:
+        from vtcode.orient.paths import state_dir
+
+        found = sorted(
+            p.name[len("loop-") : -len(".json")]
+            for p in state_dir(_workspace(ctx)).glob("loop-*.json")
+        )
+    except Exception:
+        found = []
+    return _items(found, incomplete, "loop")
+
+
+def complete_config_key(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A vtcode.toml key in dotted form (every key the schema knows)."""
+    try:
+        from vtcode.config.keys import iter_specs
+        from vtcode.config.tomlscan import format_key
+
+        names = [format_key(path) for path, _ in iter_specs()]
+    except Exception:
+        names = []
+    return _items(names, incomplete)
+
+
+def complete_schema_name(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A published schema's name (`vtcode schema list`)."""
+    try:
+        from vtcode.validate.schemafiles import list_schemas
+
+        names = [info.name for info in list_schemas()]
+    except Exception:
+        names = []
+    return _items(names, incomplete, "schema")
+
+
 def complete_exec_words(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:

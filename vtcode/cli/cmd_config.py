@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_config_key
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
 
@@ -123,7 +124,7 @@ def _lookup(data: dict[str, Any], key: str) -> Any:
 
 
 @config.command("get")
-@click.argument("key")
+@click.argument("key", shell_complete=complete_config_key)
 @click.option("--json", "as_json", is_flag=True, help="The value as JSON (null when unset).")
 @click.pass_obj
 def get(app: AppContext, key: str, as_json: bool) -> int:
@@ -154,7 +155,7 @@ def get(app: AppContext, key: str, as_json: bool) -> int:
 
 
 @config.command("set")
-@click.argument("key")
+@click.argument("key", shell_complete=complete_config_key)
 @click.argument("value")
 @click.option("--user", "to_user", is_flag=True, help="Edit the user config instead.")
 @click.option(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_exec_words
+from vtcode.cli.cmd_completion import complete_exec_words, complete_provider, complete_script
 from vtcode.cli.context import AppContext, check_overrides
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
@@ -54,10 +54,15 @@ def _read_prompt(words: list[str]) -> str | None:
 )
 @click.option(
     "--provider",
+    shell_complete=complete_provider,
     help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
 )
 @click.option("--model", help="Model id (overrides agent.model).")
-@click.option("--script", help="Replay script: a path or a shipped script name.")
+@click.option(
+    "--script",
+    shell_complete=complete_script,
+    help="Replay script: a path or a shipped script name.",
+)
 @click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap (error_max_turns).")
 @click.option(
     "--max-budget-usd", type=click.FloatRange(min=0), help="Dollar cap (error_max_budget_usd)."

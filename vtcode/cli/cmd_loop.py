@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_loop_id, complete_provider, complete_script
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
@@ -29,7 +30,13 @@ def loop() -> None:
 
 
 @loop.command("run", epilog=RUN_EPILOG)
-@click.option("--id", "loop_id", required=True, help="Loop id (letters, digits, _ . -).")
+@click.option(
+    "--id",
+    "loop_id",
+    required=True,
+    shell_complete=complete_loop_id,
+    help="Loop id (letters, digits, _ . -).",
+)
 @click.option(
     "--steps",
     type=click.IntRange(min=1),
@@ -42,9 +49,14 @@ def loop() -> None:
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD (stored).")
 @click.option(
     "--provider",
+    shell_complete=complete_provider,
     help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
 )
-@click.option("--script", help="Replay script: a path or a shipped script name.")
+@click.option(
+    "--script",
+    shell_complete=complete_script,
+    help="Replay script: a path or a shipped script name.",
+)
 @click.option("--model", help="Model id (overrides agent.model).")
 @click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report (and state) as JSON.")
@@ -161,7 +173,7 @@ def _running(app: AppContext, loop_id: str) -> bool:
 
 
 @loop.command("status")
-@click.argument("loop_id", required=False, metavar="[ID]")
+@click.argument("loop_id", required=False, metavar="[ID]", shell_complete=complete_loop_id)
 @click.option(
     "--json",
     "as_json",
@@ -242,7 +254,7 @@ def list_(app: AppContext, as_json: bool) -> int:
 
 
 @loop.command("reset")
-@click.argument("loop_id", metavar="ID")
+@click.argument("loop_id", metavar="ID", shell_complete=complete_loop_id)
 @click.pass_obj
 def reset(app: AppContext, loop_id: str) -> int:
     """Forget loop ID's state so that its next run starts at step 1 (sessions are kept).

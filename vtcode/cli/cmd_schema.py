@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from vtcode.cli.cmd_completion import complete_schema_name
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
 
@@ -41,7 +42,7 @@ def list_cmd(as_json: bool) -> None:
 
 
 @schema.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_schema_name)
 def show_cmd(name: str) -> None:
     """Print one schema file exactly as shipped (NAME as listed, or NAME.schema.json)."""
     from vtcode.validate.schemafiles import schema_bytes

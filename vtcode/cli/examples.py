@@ -42,8 +42,10 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("vtcode config show", "the effective config as TOML"),
         ("vtcode config show --json", "as one JSON document"),
     ],
-    "config get": [("vtcode config get agent.max_turns", "one key's effective value")],
-    "config set": [("vtcode config set agent.max_turns 20", "edit vtcode.toml in place")],
+    "config get": [("vtcode config get agent.max_conversation_turns", "one key's effective value")],
+    "config set": [
+        ("vtcode config set agent.max_conversation_turns 20", "edit vtcode.toml in place")
+    ],
     "config check": [("vtcode config check vtcode.toml", "located problems, exit 2 if any")],
     "config init": [("vtcode config init", "write a starter vtcode.toml")],
     "sessions": [("vtcode sessions list", "every session of this workspace")],
