@@ -78,11 +78,18 @@ def _anthropic_class() -> type[HTTPProvider]:
     return AnthropicProvider
 
 
-# The class of each wire API, imported only when chosen. A kind without a class here (the
-# Responses API until its provider lands) is refused with a clear message, never a traceback.
+def _responses_class() -> type[HTTPProvider]:
+    from vtcode.providers.openai_responses import OpenAIResponsesProvider
+
+    return OpenAIResponsesProvider
+
+
+# The class of each wire API, imported only when chosen. A kind without a class here is refused
+# with a clear message, never a traceback.
 KIND_CLASSES: dict[ProviderKind, Callable[[], type[HTTPProvider]]] = {
     ProviderKind.OPENAI: _openai_class,
     ProviderKind.ANTHROPIC: _anthropic_class,
+    ProviderKind.OPENAI_RESPONSES: _responses_class,
 }
 
 

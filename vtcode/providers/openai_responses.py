@@ -1,0 +1,277 @@
+"""The OpenAI Responses API, streamed (`POST {base}/responses`, `stream: true`, `store: false`).
+
+Stateless on purpose: vtcode owns the transcript (durable, resumable), so nothing is stored
+server-side and each request carries the whole history as input items. A reasoning model's
+reasoning then survives a turn only as an encrypted item, so every request asks for
+`include: ["reasoning.encrypted_content"]` and every earlier assistant message's reasoning items
+(`ReasoningBlock(kind="reasoning_item")`: id, summary, encrypted_content) go back verbatim and
+in order before its function calls. An item without encrypted content is not sent: with
+`store: false` the server cannot find it by id and rejects the request. OpenAI rejects `include`
+for models that do not reason (gpt-4o: "Encrypted content is not supported with this model"):
+use the `openai` (Chat Completions) kind for those.
+
+Request mapping: system messages join into `instructions`; user and assistant text are easy
+input messages; an assistant's tool calls are `function_call` items and tool results
+`function_call_output` items, linked by `call_id`; `--effort` is `reasoning.effort` with
+`summary: "auto"` (the summary is what streams as reasoning text); the output cap is
+`max_output_tokens`, which counts reasoning tokens too, so an effort adds the same reasoning
+budget as the Chat Completions provider does.
+Stream: `response.output_text.delta` (text), `response.reasoning_summary_text.delta`
+(reasoning), `response.output_item.added` / `.done` (function_call with call_id and name;
+reasoning items kept), `response.function_call_arguments.delta` (arguments by output_index),
+`response.completed` / `response.incomplete` (usage, stop reason), `response.failed` and `error`
+(a classified `ProviderError`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from vtcode.events.types import Usage
+from vtcode.messages import (
+    Message,
+    ModelRequest,
+    ReasoningBlock,
+    ReasoningDelta,
+    ResponseCompleted,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
+from vtcode.providers.anthropic import THINKING_BUDGETS
+from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.http import classify_error, json_or_error
+from vtcode.providers.http_provider import HTTPProvider
+from vtcode.providers.openai import DEFAULT_BASE_URL
+from vtcode.providers.sse import SSEEvent
+
+__all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesProvider", "input_items"]
+
+# incomplete_details.reason -> upstream's stop reasons
+INCOMPLETE_REASONS = {"max_output_tokens": "max_tokens", "content_filter": "content_filter"}
+
+
+def _reasoning_item(b: ReasoningBlock) -> dict[str, Any]:
+    return {
+        "type": "reasoning",
+        "id": b.id or "",
+        "summary": [{"type": "summary_text", "text": s} for s in b.summary],
+        "encrypted_content": b.data,
+    }
+
+
+def _items(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        return [
+            {"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content}
+        ]
+    if m.role == "user":
+        return [{"role": "user", "content": m.content}]
+    out: list[dict[str, Any]] = [
+        _reasoning_item(b)
+        for b in m.reasoning_blocks
+        if b.kind == "reasoning_item" and b.id and b.data
+    ]
+    if m.content:
+        out.append({"role": "assistant", "content": m.content})
+    out.extend(
+        {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
+        for c in m.tool_calls
+    )
+    return out
+
+
+def input_items(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
+    """(instructions, input items) for a history."""
+    instructions = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    items = [item for m in messages if m.role != "system" for item in _items(m)]
+    return instructions, items
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+
+    def n(v: Any) -> int:
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+    details = raw.get("input_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        input_tokens=n(raw.get("input_tokens")),
+        cached_input_tokens=n(cached),
+        output_tokens=n(raw.get("output_tokens")),
+    )
+
+
+def _summary(item: dict[str, Any]) -> tuple[str, ...]:
+    parts = item.get("summary")
+    if not isinstance(parts, list):
+        return ()
+    return tuple(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+class OpenAIResponsesProvider(HTTPProvider):
+    """A `Provider` for the streaming Responses API (stateless: `store: false`)."""
+
+    name = "openai-responses"
+    PATH = "/responses"
+    BASE_ENV = "OPENAI_BASE_URL"
+    KEY_ENV = "OPENAI_API_KEY"
+    DEFAULT_BASE = DEFAULT_BASE_URL
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The exact JSON body sent for `request`."""
+        instructions, items = input_items(request.messages)
+        cap = request.max_output_tokens or self.max_output_tokens
+        body: dict[str, Any] = {
+            "model": request.model or self.model,
+            "input": items,
+            "stream": True,
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+        }
+        if instructions:
+            body["instructions"] = instructions
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": False,
+                }
+                for t in request.tools
+            ]
+        if request.reasoning_effort:
+            body["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
+            cap += THINKING_BUDGETS.get(request.reasoning_effort, 0)
+        body["max_output_tokens"] = cap
+        return body
+
+    def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
+        calls: dict[int, int] = {}  # output_index -> tool call ordinal
+        has_args: set[int] = set()
+        kept: dict[int, ReasoningBlock] = {}  # reasoning items by output_index
+        for event in events:
+            data = json_or_error(self.name, event)
+            if not isinstance(data, dict):
+                raise self._protocol(f"expected a JSON object, got {type(data).__name__}")
+            kind = data.get("type") or event.event
+            if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+                delta = data.get("delta")
+                if isinstance(delta, str) and delta:
+                    yield TextDelta(delta)
+            elif kind == "response.reasoning_summary_text.delta":
+                delta = data.get("delta")
+                if isinstance(delta, str) and delta:
+                    yield ReasoningDelta(delta)
+            elif kind in ("response.output_item.added", "response.output_item.done"):
+                index, item = data.get("output_index"), data.get("item")
+                if not isinstance(index, int) or not isinstance(item, dict):
+                    raise self._protocol(f"{kind} without output_index or item")
+                yield from self._item(kind.endswith(".added"), index, item, calls, has_args, kept)
+            elif kind == "response.function_call_arguments.delta":
+                index, delta = data.get("output_index"), data.get("delta")
+                if not isinstance(index, int) or index not in calls:
+                    raise self._protocol("arguments for an output item that is not a function call")
+                if isinstance(delta, str) and delta:
+                    has_args.add(index)
+                    yield ToolCallDelta(calls[index], arguments=delta)
+            elif kind == "response.function_call_arguments.done":
+                index, args = data.get("output_index"), data.get("arguments")
+                if isinstance(index, int) and index in calls and index not in has_args:
+                    has_args.add(index)
+                    yield ToolCallDelta(
+                        calls[index], arguments=args if isinstance(args, str) else ""
+                    )
+            elif kind in ("response.completed", "response.incomplete"):
+                response = data.get("response")
+                if not isinstance(response, dict):
+                    raise self._protocol(f"{kind} without a response object")
+                blocks = tuple(kept[i] for i in sorted(kept))
+                yield ResponseCompleted(
+                    self._stop(response, saw_calls=bool(calls)),
+                    _usage(response.get("usage")),
+                    reasoning_blocks=blocks,
+                )
+                return
+            elif kind == "response.failed":
+                response = data.get("response")
+                err = response.get("error") if isinstance(response, dict) else None
+                raise self._failure(err if isinstance(err, dict) else {})
+            elif kind == "error":
+                raise self._failure(data)
+            # other event types (created, in_progress, content_part, *.done) carry nothing new
+        raise ProviderError(
+            f"{self.name} stream ended before the response completed",
+            kind=FailureKind.TRANSIENT,
+            provider=self.name,
+        )
+
+    def _item(
+        self,
+        added: bool,
+        index: int,
+        item: dict[str, Any],
+        calls: dict[int, int],
+        has_args: set[int],
+        kept: dict[int, ReasoningBlock],
+    ) -> Iterator[StreamEvent]:
+        itype = item.get("type")
+        if itype == "function_call" and added:
+            ordinal = calls[index] = len(calls)
+            args = _str(item.get("arguments"))
+            if args:  # a server may send the whole call at once
+                has_args.add(index)
+            yield ToolCallDelta(
+                ordinal,
+                id=_str(item.get("call_id")),
+                name=_str(item.get("name")),
+                arguments=args or "",
+            )
+        elif itype == "function_call" and index in calls and index not in has_args:
+            args = item.get("arguments")
+            has_args.add(index)
+            yield ToolCallDelta(calls[index], arguments=args if isinstance(args, str) else "{}")
+        elif itype == "reasoning" and (not added or index not in kept):
+            kept[index] = ReasoningBlock(
+                kind="reasoning_item",
+                id=_str(item.get("id")),
+                summary=_summary(item),
+                data=_str(item.get("encrypted_content")),
+            )
+
+    def _stop(self, response: dict[str, Any], *, saw_calls: bool) -> str:
+        if response.get("status") == "incomplete":
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if isinstance(details, dict) else None
+            return INCOMPLETE_REASONS.get(str(reason), str(reason or "max_tokens"))
+        return "tool_calls" if saw_calls else "end_turn"
+
+    def _failure(self, err: dict[str, Any]) -> ProviderError:
+        """`response.failed`'s error or an `error` event: {code, message}, classified."""
+        code = err.get("code")
+        message = err.get("message")
+        return classify_error(
+            provider=self.name,
+            key_env=self._http.endpoint.key_env,
+            model=self.model,
+            status=None,
+            err_type=str(code) if code is not None else None,
+            message=message if isinstance(message, str) else None,
+        )
+
+    def _protocol(self, what: str) -> ProviderError:
+        return ProviderError(
+            f"malformed stream from {self.name}: {what}", kind=FailureKind.FATAL, provider=self.name
+        )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
