@@ -207,6 +207,17 @@ def test_tool_call_turn_sends_reasoning_and_call_back_through_the_cli(
     assert check.returncode == 0, check.stdout + check.stderr
     assert canonical_snapshot(tmp_path) == snapshot_json
 
+    # exec resume rebuilds the history from the transcript alone: the reasoning item goes again
+    sse_server.queue(ScriptedReply.sse_file("responses_text.sse"))
+    proc = vtcode(
+        ["exec", "resume", SESSION, "--json", "--provider", "local", "--effort", "medium", "More?"],
+        tmp_path,
+        env={"LOCAL_LLM_KEY": "sk-local-1234", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    assert proc.returncode == 0, proc.stderr
+    third = sse_server.requests[2].json()
+    assert third["input"][1:4] == [reasoning, call, output]
+
 
 def test_reply_cut_by_the_output_cap_ends_max_output_tokens(
     tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
