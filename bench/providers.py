@@ -32,6 +32,7 @@ from vtcode.messages import Message, ModelRequest
 from vtcode.providers.anthropic import AnthropicProvider
 from vtcode.providers.collect import collect
 from vtcode.providers.openai import OpenAIProvider
+from vtcode.providers.openai_responses import OpenAIResponsesProvider
 from vtcode.providers.retry import RetryPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
-        body = self.bodies["messages" if self.path.endswith("/messages") else "chat"]
+        kind = self.path.rsplit("/", 1)[-1]
+        body = self.bodies[kind if kind in ("messages", "responses") else "chat"]
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(body)))
@@ -118,6 +120,7 @@ def bench_requests(url: str, n: int, long_n: int) -> None:
     ours_an = AnthropicProvider(model="m", base_url=url, retry=fast)
     sdk_oa = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
     sdk_an = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
+    ours_rs = OpenAIResponsesProvider(model="m", base_url=f"{url}/v1", retry=fast)
 
     def oa_ours() -> object:
         return collect(ours_oa.stream(ASK))
@@ -137,6 +140,13 @@ def bench_requests(url: str, n: int, long_n: int) -> None:
         ) as s:
             return s.get_final_message()
 
+    def rs_ours() -> object:
+        return collect(ours_rs.stream(ASK))
+
+    def rs_sdk() -> object:
+        with sdk_oa.responses.create(model="m", input="x", stream=True) as s:
+            return list(s)
+
     def per_request(fn: Callable[[], object]) -> float:
         for _ in range(5):
             fn()  # warm the pool and caches
@@ -146,7 +156,11 @@ def bench_requests(url: str, n: int, long_n: int) -> None:
         return statistics.median(samples)
 
     print(f"per request, short streamed reply from 127.0.0.1 (median of 5 x {n})")
-    for label, ours, sdk in (("chat completions", oa_ours, oa_sdk), ("messages", an_ours, an_sdk)):
+    for label, ours, sdk in (
+        ("chat completions", oa_ours, oa_sdk),
+        ("messages", an_ours, an_sdk),
+        ("responses", rs_ours, rs_sdk),
+    ):
         a, b = per_request(ours), per_request(sdk)
         print(
             f"  {label:16s} ours {a * 1e6:7.0f} us | sdk {b * 1e6:7.0f} us | sdk/ours {b / a:5.2f}x"
@@ -157,7 +171,7 @@ def bench_requests(url: str, n: int, long_n: int) -> None:
         f"  long reply ({long_n} deltas) ours {a * 1e3:6.1f} ms | sdk {b * 1e3:6.1f} ms"
         f" | sdk/ours {b / a:5.2f}x"
     )
-    for closable in (ours_oa, ours_an, sdk_oa, sdk_an):
+    for closable in (ours_oa, ours_an, ours_rs, sdk_oa, sdk_an):
         closable.close()
 
 
@@ -173,6 +187,7 @@ def main() -> None:
     _Handler.bodies = {
         "chat": (FIXTURES / "llamacpp_openai_text.sse").read_bytes(),
         "messages": (FIXTURES / "llamacpp_anthropic_text.sse").read_bytes(),
+        "responses": (FIXTURES / "responses_text.sse").read_bytes(),
     }
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(
