@@ -29,6 +29,7 @@ from vtcode.messages import Message, ModelRequest, ReasoningBlock, ToolCall
 from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.collect import collect
 from vtcode.providers.openai_responses import OpenAIResponsesProvider
+from vtcode.providers.pricing import context_window_for, pricing_for
 from vtcode.providers.retry import RetryPolicy
 
 ENC = "gAAAAABpQ3rS-opaque-encrypted-reasoning=="
@@ -281,3 +282,12 @@ def test_error_events_are_classified(
         p.close()
     assert caught.value.kind is kind
     assert caught.value.message == text
+
+
+def test_known_openai_models_keep_their_price_and_window(sse_server: SSEServer) -> None:
+    """The Responses API serves the Chat Completions models: same price table, same window."""
+    p = OpenAIResponsesProvider(model="gpt-4o-2024-08-06", base_url=sse_server.url, api_key="k")
+    p.close()
+    assert p.pricing == pricing_for("openai", "gpt-4o")
+    assert p.pricing is not None
+    assert p.context_window == context_window_for("openai", "gpt-4o") == 128_000

@@ -44,6 +44,7 @@ from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.http import classify_error, json_or_error
 from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.openai import DEFAULT_BASE_URL
+from vtcode.providers.pricing import context_window_for, pricing_for
 from vtcode.providers.sse import SSEEvent
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesProvider", "input_items"]
@@ -120,6 +121,12 @@ class OpenAIResponsesProvider(HTTPProvider):
     BASE_ENV = "OPENAI_BASE_URL"
     KEY_ENV = "OPENAI_API_KEY"
     DEFAULT_BASE = DEFAULT_BASE_URL
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        # The same models as Chat Completions: their prices and windows come from OpenAI's table.
+        self._pricing = self._pricing or pricing_for("openai", self.model)
+        self._context_window = self._context_window or context_window_for("openai", self.model)
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"} if api_key else {}
