@@ -145,9 +145,10 @@ def test_soft_pending_compacts_at_the_follow_up_boundary_with_the_provider_summa
     kinds = [e["type"] for e in events]
     b = next(e for e in events if e["type"] == "thread.compact_boundary")
     assert b["trigger"] == "auto"
-    # after the final answer and its turn.completed, before the follow-up's request
+    # after the final answer, its turn.completed and the follow-up's delivery (interjected),
+    # before the follow-up's request
     i = kinds.index("thread.compact_boundary")
-    assert kinds[i - 1] == "turn.completed" and kinds[i + 1] == "turn.started"
+    assert kinds[i - 2 : i] == ["turn.completed", "interjected"] and kinds[i + 1] == "turn.started"
     meta = json.loads((tmp_path / b["history_artifact_path"]).read_text().splitlines()[0])
     assert meta["summary_source"] == "provider"
     assert events[-1]["subtype"] == "success" and events[-1]["result"] == "second part done"
