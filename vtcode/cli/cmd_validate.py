@@ -128,6 +128,14 @@ def _render_human(report: Any, color: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one report document on stdout.")
 @click.option(
+    "--output-format",
+    "output_format",
+    type=click.Choice(["text", "json", "github", "gitlab"]),
+    default=None,
+    help="text (summary on stdout, problems on stderr), json (= --json), github (workflow "
+    "annotations: ::error file=...,line=...::...), gitlab (a Code Quality JSON report).",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="Also fail on what upstream readers merely tolerate: unknown event types, unknown "
@@ -160,6 +168,7 @@ def validate(
     files: tuple[str, ...],
     fmt: str,
     as_json: bool,
+    output_format: str | None,
     strict: bool,
     no_lifecycle: bool,
     partial: bool,
@@ -208,11 +217,24 @@ def validate(
         )
     finally:
         bars.close()
-    if as_json:
+    shape = output_format or ("json" if as_json else "text")
+    if as_json and shape != "json":
+        raise UsageError("--json and --output-format " + shape + " disagree; give one of them")
+    if shape == "json":
         from vtcode.cli.output import emit_json
         from vtcode.jsontypes import encode
 
         emit_json(encode(report))
+    elif shape == "github":
+        from vtcode.validate.annotations import github_annotations
+
+        sys.stdout.write(github_annotations(report))
+        sys.stdout.flush()
+    elif shape == "gitlab":
+        from vtcode.cli.output import emit_json
+        from vtcode.validate.annotations import gitlab_code_quality
+
+        emit_json(gitlab_code_quality(report))
     else:
         _render_human(report, app.color)
     return report.exit_code

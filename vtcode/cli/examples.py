@@ -32,6 +32,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("vtcode validate events.jsonl", "schema and lifecycle rules, exit 1 when invalid"),
         ("vtcode validate --strict --json run.jsonl", "also flag what upstream tolerates"),
         ("vtcode exec --json ... | vtcode validate -", "validate a stream"),
+        ("vtcode validate --output-format github run.jsonl", "annotations in a GitHub job"),
     ],
     "schema": [("vtcode schema list", "the published JSON Schemas")],
     "schema list": [("vtcode schema list --json", "names and $ids as JSON")],
