@@ -317,8 +317,19 @@ def test_sigint_mid_stream_closes_the_text_as_cut_short(
         if e["type"] == "item.completed" and e["item"]["type"] == "error"
     ]
     assert errors[0] == "response cut short: cancelled; the message above is incomplete"
+    # The server never reported usage, yet tokens were spent: an estimate is counted and said.
+    [estimate] = [m for m in errors if m.startswith("usage estimated: ")]
+    done = events[-1]["usage"]
+    assert done["input_tokens"] > 0 and done["output_tokens"] > 0
+    assert f"about {done['input_tokens']} input and {done['output_tokens']} output" in estimate
     assert_log_valid(tmp_path, events)
-    assert shape(events) == snapshot_json
+    shaped = [
+        {**e, "message": "usage estimated: …"}
+        if e.get("message", "").startswith("usage estimated: ")
+        else e
+        for e in shape(events)
+    ]  # the figures depend on how much arrived before the signal
+    assert shaped == snapshot_json
 
 
 def test_retries_of_a_timed_out_stream_are_bounded(

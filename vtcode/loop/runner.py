@@ -19,6 +19,7 @@ from typing import Any
 
 from transitions import EventData
 
+from vtcode.context.tokens import default_estimator
 from vtcode.events.enums import (
     HarnessEventKind,
     InterjectionSource,
@@ -274,9 +275,11 @@ class Runner:
         except Cancelled:
             reasoning.abort("cancelled")
             text.abort("cancelled")
+            received = reasoning.text + text.text + "".join(sc.raw_args for sc in calls.values())
             for sc in calls.values():
                 sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
                 sc.output("cancelled before it ran", ToolCallStatus.FAILED)
+            self._charge_estimate(request, received)
             raise
         reasoning.finish()
         text.finish()
@@ -359,6 +362,19 @@ class Runner:
             self.chat.block(outcome)
         self.machine.responded(
             facts=self.facts(user_turn_over=self.chat is not None), ending=outcome
+        )
+
+    def _charge_estimate(self, request: ModelRequest, received: str) -> None:
+        """A stream cancelled before the server reported usage still spent tokens: count an
+        estimate of what was sent and received (the budget and the usage reports include it)
+        and say so, since the wire Usage has no way to mark a figure as estimated."""
+        est = default_estimator()
+        usage = Usage(input_tokens=est.request(request), output_tokens=est.text_tokens(received))
+        self.turn_usage = self.turn_usage.add(usage)
+        self.budget.add(usage)
+        self.recorder.warning(
+            f"usage estimated: the stream was cancelled before the server reported usage; "
+            f"counted about {usage.input_tokens} input and {usage.output_tokens} output tokens"
         )
 
     def _provider_failed(self, e: ProviderError, calls: dict[int, StreamingToolCall]) -> None:
