@@ -23,7 +23,7 @@ from vtcode.context.models import (
 )
 from vtcode.events.types import THREAD_EVENT
 from vtcode.hooks.models import HOOK_PAYLOAD, HookOutput
-from vtcode.jsontypes import SchemaMode, schema_for
+from vtcode.jsontypes_schema import SchemaMode, schema_for
 from vtcode.orient.models import HandoffRequest, LoopRunState, ProgressLedger
 from vtcode.providers.script import REPLAY_SCRIPT_SCHEMA_VERSION, ReplayScript
 from vtcode.steering.models import STEERING_QUEUE_SCHEMA_VERSION, SteeringQueueState
