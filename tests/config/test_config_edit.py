@@ -354,3 +354,24 @@ def test_rendered_effective_config_reads_back(ws: Path) -> None:
     assert again.config == loaded.config
     hooks = loaded.effective()["hooks"]["lifecycle"]["session_start"]
     assert tomllib.loads(f"v = {inline(hooks)}")["v"] == hooks
+
+
+@pytest.mark.parametrize(
+    ("before", "value", "after"),
+    [
+        ("agent.model = 'a'\n", "b-1", "agent.model = 'b-1'\n"),  # literal stays literal
+        ("agent.model = \"a\"\n", "b-1", "agent.model = \"b-1\"\n"),  # basic stays basic
+        ("agent.model = 'a'\n", "it's", "agent.model = \"it's\"\n"),  # a quote cannot be literal
+        ("agent.model = 'a'\n", "a\\tb\\u0007", "agent.model = \"a\\tb\\u0007\"\n"),
+        ("", "m", "[agent]\nmodel = \"m\"\n"),  # a new key is a basic string
+    ],
+)
+def test_set_string_quoting_is_the_same_on_every_tomlkit(
+    ws: Path, before: str, value: str, after: str
+) -> None:
+    """The written file must not depend on the tomlkit version pip picked (0.13 and 0.15 differ)."""
+    path = ws / "vtcode.toml"
+    path.write_text(before)
+    set_value(path, "agent.model", f'"{value}"' if "\\" in value else value)
+    assert path.read_text() == after
+    assert load_config(workspace=ws).config.agent.model == tomllib.loads(after)["agent"]["model"]

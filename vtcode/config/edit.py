@@ -220,7 +220,30 @@ def _assign(
             _assign(doc, (*path, k), v, shown, created)
         return
     parent = _table_at(doc, path[:-1], shown, created)
-    parent[str(path[-1])] = value
+    name = str(path[-1])
+    parent[name] = _styled_like(parent.get(name), value)
+
+
+def _styled_like(old: Any, value: Any) -> Any:
+    """A new string keeps the quoting of the string it replaces, where TOML allows it.
+
+    Done here rather than left to tomlkit because its versions disagree (0.13 always writes a
+    basic "string", 0.15 keeps a 'literal' one): the file the user gets must not depend on which
+    tomlkit pip picked. A literal string cannot hold a quote, a newline or a control character.
+    """
+    import tomlkit
+    import tomlkit.items
+
+    if not isinstance(value, str):
+        return value
+    literal = (
+        isinstance(old, tomlkit.items.String)
+        and old.as_string().startswith("'")
+        and not old.as_string().startswith("'''")
+        and "'" not in value
+        and all(ch == "\t" or (ch >= " " and ch != "\x7f") for ch in value)
+    )
+    return tomlkit.string(value, literal=literal)
 
 
 def _table_at(doc: tomlkit.TOMLDocument, path: KeyPath, shown: Path, created: list[Any]) -> Any:
