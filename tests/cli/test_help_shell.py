@@ -81,7 +81,10 @@ def _command_paths() -> list[str]:
                 if sub is not None:
                     walk(sub, [*path, name], click.Context(sub, parent=ctx, info_name=name))
 
-    walk(cli, [], click.Context(cli, info_name="vtcode"))
+    # With cli's own context settings, as a real run makes it: click caches each command's help
+    # option the first time it is asked for, so a bare Context here would leave `-h` off the
+    # help (and the man page) of every later caller in this process.
+    walk(cli, [], click.Context(cli, info_name="vtcode", **cli.context_settings))
     return out
 
 

@@ -40,17 +40,17 @@ def _list_commands() -> set[tuple[str, ...]]:
     """Every command called `list` that has a `--json` option."""
     found: set[tuple[str, ...]] = set()
 
-    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
+    def walk(cmd: click.Command, path: tuple[str, ...], ctx: click.Context) -> None:
         if isinstance(cmd, click.Group):
-            ctx = click.Context(cmd)
             for name in cmd.list_commands(ctx):
                 sub = cmd.get_command(ctx, name)
                 if sub is not None:
-                    walk(sub, (*path, name))
+                    walk(sub, (*path, name), click.Context(sub, parent=ctx, info_name=name))
         elif path[-1] == "list" and any("--json" in p.opts for p in cmd.params):
             found.add(path)
 
-    walk(cli, ())
+    # cli's own context settings, as a real run: click caches a command's help option
+    walk(cli, (), click.Context(cli, info_name="vtcode", **cli.context_settings))
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import shutil
 import subprocess
@@ -46,7 +47,17 @@ def test_committed_pages_match_the_generator(gen_man: ModuleType, tmp_path: Path
     assert not missing, f"man pages missing from man/: {missing}; {REGENERATE}"
     assert not stale, f"man pages for commands that no longer exist: {stale}; {REGENERATE}"
     drifted = sorted(name for name in fresh if fresh[name] != committed[name])
-    assert not drifted, f"man pages out of date: {drifted}; {REGENERATE}"
+    diff = "".join(
+        line
+        for name in drifted[:1]
+        for line in difflib.unified_diff(
+            committed[name].splitlines(keepends=True),
+            fresh[name].splitlines(keepends=True),
+            f"man/{name}",
+            "generated",
+        )
+    )
+    assert not drifted, f"man pages out of date: {drifted}; {REGENERATE}\n{diff[:4000]}"
 
 
 def _command_paths(cmd: click.Command, ctx: click.Context) -> list[str]:
@@ -60,7 +71,7 @@ def _command_paths(cmd: click.Command, ctx: click.Context) -> list[str]:
 
 
 def test_every_cli_command_has_a_page() -> None:
-    paths = _command_paths(cli, click.Context(cli, info_name="vtcode"))
+    paths = _command_paths(cli, click.Context(cli, info_name="vtcode", **cli.context_settings))
     assert "vtcode config set" in paths  # lazily loaded commands are walked too
     for path in paths:
         page = MAN / "man1" / (path.replace(" ", "-") + ".1")

@@ -121,7 +121,7 @@ def test_full_disk_at_ten_levels_still_ends_with_thread_completed(
         shapes.append(_closing_shape(logged[-1]))
         shutil.rmtree(ws)
         (tmpfs / "filler").unlink()
-    assert all(s == shapes[0] for s in shapes), shapes
+    assert all(s == shapes[0] for s in shapes), list(zip(levels, shapes, strict=True))
     assert shapes[0] == snapshot
 
 
