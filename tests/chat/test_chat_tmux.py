@@ -366,8 +366,7 @@ def test_plan_approval(chat: Callable[..., Chat], snapshot_json: Any, choice: st
     assert len(requested) == len(expected)
     for r in requested:
         assert (c.ws / r["plan_file"]).read_text().startswith("1. ")
-    plans = [e for e in events if e.get("item", {}).get("type") == "plan"]
-    assert len(plans) == len(expected)
+    _assert_plans_streamed(events, [r["turn_id"] for r in requested])
     resets = [e for e in events if e["type"] == "context.reset"]
     if choice == "fresh":
         (reset,) = resets
@@ -387,6 +386,31 @@ def test_plan_approval(chat: Callable[..., Chat], snapshot_json: Any, choice: st
         assert outcomes == ["invalid_tool", "success"]
         assert not (c.ws / "build.txt").exists() and (c.ws / "hi.txt").exists()
     assert events == snapshot_json
+
+
+def _assert_plans_streamed(events: list[dict[str, Any]], turn_ids: list[str]) -> None:
+    """Each proposal streamed as upstream does: the plan item starts empty, its `plan.delta`
+    events (same thread, the proposal's turn) concatenate to exactly the completed text, and the
+    completion ends the item, inside the turn it belongs to."""
+    completed = [
+        e["item"] for e in events if e["type"] == "item.completed" and e["item"]["type"] == "plan"
+    ]
+    assert len(completed) == len(turn_ids)
+    for item, turn_id in zip(completed, turn_ids, strict=True):
+        item_id = item["id"]
+        mine = [
+            e
+            for e in events
+            if e.get("item", {}).get("id") == item_id or e.get("item_id") == item_id
+        ]
+        kinds = [e["type"] for e in mine]
+        assert kinds[0] == "item.started" and mine[0]["item"]["text"] == ""
+        assert kinds[-1] == "item.completed" and set(kinds[1:-1]) == {"plan.delta"}
+        deltas = mine[1:-1]
+        assert "".join(d["delta"] for d in deltas) == item["text"]
+        assert {(d["thread_id"], d["turn_id"]) for d in deltas} == {("chat-session", turn_id)}
+        start, end = events.index(mine[0]), events.index(mine[-1])
+        assert not any(e["type"].startswith("turn.") for e in events[start:end])
 
 
 def test_model_switch_without_compaction(chat: Callable[..., Chat]) -> None:

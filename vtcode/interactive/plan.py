@@ -1,9 +1,10 @@
 """Plan mode: the model proposes a plan, the user approves it (four ways) or not.
 
 A planning turn is a user turn whose message asks for a plan only, with the tool catalog cut to
-the read-only tools and the request segment's mode `plan`. Its final answer is recorded as a
-`plan` item (inside the turn) and saved to `.vtcode/plans/<session>-<turn id>.md`. At the
-prompt, `plan.approval.requested` then the choice, `plan.approval.resolved{decision}`:
+the read-only tools and the request segment's mode `plan`. Each response's text streams as a
+`plan` item (`item.started`, `plan.delta` events, `item.completed`, upstream's shape); the last
+one is the proposal, saved to `.vtcode/plans/<session>-<turn id>.md`. At the prompt,
+`plan.approval.requested` then the choice, `plan.approval.resolved{decision}`:
 
 - execute: a build turn in the same context ("the plan above is approved");
 - fresh_context: "clear context and implement" (`vtcode.context.fresh`): `context.reset`, the
@@ -21,12 +22,9 @@ from typing import Any
 
 from vtcode.events.enums import PlanApprovalDecision
 from vtcode.events.types import (
-    ItemCompletedEvent,
     PlanApprovalRequestedEvent,
     PlanApprovalResolvedEvent,
-    PlanItem,
     ThreadEvent,
-    ThreadItem,
 )
 from vtcode.interactive.controls import Controls
 from vtcode.interactive.prompts import EXECUTE_DIRECTIVE, PLAN_DIRECTIVE, REVISE_DIRECTIVE
@@ -96,6 +94,7 @@ class PlanFlow:
         self.active = True
         self._saved_tools = self.controls.restrict_tools(READ_ONLY_TOOLS)
         self.controls.set_mode("plan")
+        self.controls.runner.planning = True  # each response streams as a plan item
         template = REVISE_DIRECTIVE if revise else PLAN_DIRECTIVE
         text = template.format(feedback=request) if revise else template.format(request=request)
         return UserAction(message=Message(role="user", content=text))
@@ -105,19 +104,18 @@ class PlanFlow:
         if not self.active:
             return
         self.active = False
+        runner.planning = False
         self.controls.restore_tools(self._saved_tools)
         self.controls.set_mode("chat")
-        if runner.chat is not None and runner.chat.failure is not None:
+        if runner.chat is None or runner.chat.failure is not None:
             return
+        # The runner streamed each response of the turn as a plan item (`plan.delta`); the
+        # last answer is the proposal.
         text = next((m.content for m in reversed(runner.history) if m.role == "assistant"), "")
-        if not text.strip():
+        if not text.strip() or runner.last_plan_text != text:
             return
-        turn_id = f"turn-{(runner.chat.count if runner.chat else 0)}"
+        turn_id = runner.chat.turn_id
         plan_file = self._save(text, runner.session_id, turn_id)
-        rec = runner.recorder
-        rec.emit(
-            ItemCompletedEvent(item=ThreadItem(id=rec.next_item_id(), details=PlanItem(text=text)))
-        )
         self.pending = Proposal(text=text, turn_id=turn_id, plan_file=plan_file)
 
     def _save(self, text: str, session_id: str, turn_id: str) -> str | None:

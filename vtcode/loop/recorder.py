@@ -42,6 +42,8 @@ from vtcode.events.types import (
     ItemStartedEvent,
     ItemUpdatedEvent,
     McpToolCallItem,
+    PlanDeltaEvent,
+    PlanItem,
     ReasoningItem,
     ThreadEvent,
     ThreadItem,
@@ -57,6 +59,7 @@ MIN_TOOL_ARG_UPDATE_BYTES = 512
 MAX_TOOL_ARG_UPDATE_EVENTS = 8
 MIN_TEXT_UPDATE_BYTES = 1024
 MAX_TEXT_UPDATE_EVENTS = 16
+MAX_PLAN_DELTA_BYTES = 1024
 CUT_SHORT = "response cut short"
 
 Emit = Callable[[ThreadEvent], None]
@@ -147,6 +150,72 @@ class StreamingText:
         self._rec.emit(ItemCompletedEvent(item=self._item(self.text)))
         what = "message" if self._kind == "agent_message" else "reasoning"
         self._rec.warning(f"{CUT_SHORT}: {why}; the {what} above is incomplete")
+
+
+class StreamingPlan:
+    """The text of one response in a planning turn, streamed as a `plan` item.
+
+    Upstream's shape: `item.started` (a plan item with empty text), `plan.delta` events carrying
+    the item's id, then `item.completed` with the whole plan; the deltas concatenate to exactly
+    the completed text. Provider deltas are often a few characters each, so they are coalesced:
+    a delta goes out at each line end, or once `MAX_PLAN_DELTA_BYTES` are waiting, and the rest
+    with the completion. A response that never shows a visible character records nothing.
+    """
+
+    def __init__(self, rec: Recorder, thread_id: str, turn_id: str) -> None:
+        self._rec = rec
+        self.thread_id = thread_id
+        self.turn_id = turn_id
+        self.item_id: str | None = None
+        self._whole = _Chunks()
+        self._waiting = _Chunks()
+
+    @property
+    def text(self) -> str:
+        return self._whole.text
+
+    def push(self, delta: str) -> None:
+        if self.item_id is None:
+            self._waiting.append(delta)
+            if not delta.strip():
+                return
+            self.item_id = self._rec.next_item_id()
+            self._rec.emit(ItemStartedEvent(item=self._item("")))
+        else:
+            self._waiting.append(delta)
+        if "\n" in delta or self._waiting.nbytes >= MAX_PLAN_DELTA_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        waiting = self._waiting.text
+        if not waiting or self.item_id is None:
+            return
+        self._waiting = _Chunks()
+        self._whole.append(waiting)
+        self._rec.emit(
+            PlanDeltaEvent(
+                thread_id=self.thread_id, turn_id=self.turn_id, item_id=self.item_id, delta=waiting
+            )
+        )
+
+    def _item(self, text: str) -> ThreadItem:
+        assert self.item_id is not None
+        return ThreadItem(id=self.item_id, details=PlanItem(text=text))
+
+    def finish(self) -> None:
+        """The response is whole: the last delta, then the completed plan item."""
+        if self.item_id is None:
+            return
+        self._flush()
+        self._rec.emit(ItemCompletedEvent(item=self._item(self.text)))
+
+    def abort(self) -> None:
+        """The stream failed or was cancelled: the started item closes with what arrived.
+
+        The cut-short warning that follows belongs to the message item streamed beside it
+        (`StreamingText.abort`); one warning says the response is torn.
+        """
+        self.finish()
 
 
 class StreamingToolCall:
@@ -300,6 +369,9 @@ class Recorder:
 
     def reasoning(self) -> StreamingText:
         return StreamingText(self, "reasoning")
+
+    def plan(self, thread_id: str, turn_id: str) -> StreamingPlan:
+        return StreamingPlan(self, thread_id, turn_id)
 
     def tool_call(
         self, name: str, tool_call_id: str | None, kind: str = "tool_invocation"

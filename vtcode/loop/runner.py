@@ -42,7 +42,7 @@ from vtcode.loop.outcomes import (
     unusable_reply,
 )
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
-from vtcode.loop.recorder import Recorder, StreamingToolCall
+from vtcode.loop.recorder import Recorder, StreamingPlan, StreamingToolCall
 from vtcode.loop.tool_round import step_tools
 from vtcode.loop.turn_end import charge_estimate, end_on_reply, provider_failed
 from vtcode.loop.user_turns import ChatTurns
@@ -125,6 +125,9 @@ class Runner:
         self.stop_reason: str | None = None
         self.final_text: str | None = None
         self.last_plan_text: str | None = None
+        # Set by the chat while a planning turn is open: each response's text also streams as
+        # a `plan` item with `plan.delta` events (`vtcode.interactive.plan`).
+        self.planning = False
         self.pending_calls: list[tuple[StreamingToolCall, ToolCall]] = []
         self.recovery_used = False
         self._recovering = False  # the next compaction is the recovery one
@@ -220,6 +223,20 @@ class Runner:
             reasoning_effort=self.reasoning_effort,
         )
 
+    def _plan_stream(self) -> StreamingPlan | None:
+        if not self.planning or self.chat is None:
+            return None
+        return self.recorder.plan(self.thread_id, self.chat.turn_id)
+
+    def _plan_done(self, plan: StreamingPlan | None) -> StreamingPlan | None:
+        """Close a streamed plan item; the next one, if text follows the tool calls."""
+        if plan is None:
+            return None
+        plan.finish()
+        if plan.item_id is not None:
+            self.last_plan_text = plan.text
+        return self._plan_stream()
+
     def _step_turn(self) -> None:
         rec = self.recorder
         if not rec.turn_open and self.chat is not None:
@@ -235,6 +252,7 @@ class Runner:
         text = rec.text()
         final_text = ""
         reasoning = rec.reasoning()
+        plan = self._plan_stream()
         calls: dict[int, StreamingToolCall] = {}
         call_ids: dict[int, str] = {}
         completed: ResponseCompleted | None = None
@@ -247,6 +265,8 @@ class Runner:
                             reasoning.finish()
                             reasoning = rec.reasoning()
                         text.push(ev.text)
+                        if plan is not None:
+                            plan.push(ev.text)
                     elif isinstance(ev, ReasoningDelta):
                         reasoning.push(ev.text)
                     elif isinstance(ev, ToolCallDelta):
@@ -254,6 +274,7 @@ class Runner:
                             text.finish()  # the message is whole once tool calls begin
                             final_text = text.text
                             text = rec.text()
+                            plan = self._plan_done(plan)
                         sc = calls.get(ev.index)
                         if sc is None:
                             call_id = ev.id or f"call_{self.turns_executed}_{ev.index}"
@@ -267,11 +288,13 @@ class Runner:
                         completed = ev
         except ProviderError as e:
             # A partial answer is closed as cut short, never as a finished message.
+            self._plan_done(plan)
             reasoning.abort(e.message)
             text.abort(e.message)
             provider_failed(self, e, calls)
             return
         except Cancelled:
+            self._plan_done(plan)
             reasoning.abort("cancelled")
             text.abort("cancelled")
             received = reasoning.text + text.text + "".join(sc.raw_args for sc in calls.values())
@@ -282,6 +305,7 @@ class Runner:
             raise
         reasoning.finish()
         text.finish()
+        self._plan_done(plan)
         if completed is None:
             provider_failed(
                 self, ProviderError("the model stream ended without a final response event"), calls

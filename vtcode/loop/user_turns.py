@@ -36,6 +36,11 @@ class ChatTurns:
         self.pending: Message | None = None  # the user's message, sent with the next request
         self.compact_trigger: str | None = None  # `/compact` or a model switch asked for one
 
+    @property
+    def turn_id(self) -> str:
+        """The open user turn's id in plan events (`turn-1` for the first)."""
+        return f"turn-{self.count}"
+
     def interrupting(self) -> bool:
         """SIGINT cancels the user turn only (SIGTERM still ends the session)."""
         return self.runner.cancel.signum == signal.SIGINT
