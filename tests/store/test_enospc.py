@@ -2,9 +2,10 @@
 
 As root, a 2 MiB tmpfs is the workspace; a filler file leaves 10 different amounts of free
 space, and `vtcode exec --json` runs a script that writes more than any of them. In every case
-the log ends with `thread.completed` (error_during_execution, the full disk named in
-stop_reason) and passes `vtcode validate`, stdout's last line is that same event, the exit code
-is 1 with a located message and no traceback, and the session's reserve file is gone. Before
+the log ends with a thread-level `error` event naming the full disk and `thread.completed`
+(error_during_execution, stop_reason `error`) and passes `vtcode validate`, stdout's last line
+is that same event, the exit code is 1 with a located message and no traceback, and the
+session's reserve file is gone. Before
 issue 11, 6 of 9 levels ended with neither stdout nor the log holding `thread.completed`.
 """
 
@@ -71,17 +72,56 @@ def _fill(mnt: Path, free: int) -> None:
         os.posix_fallocate(f.fileno(), 0, max(0, avail - free))
 
 
-def _closing_shape(event: dict[str, Any]) -> dict[str, Any]:
-    """thread.completed without what depends on where the disk filled up: the log's own write
+def _closing_shape(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """How the log ends, without what depends on where the disk filled up: the log's own write
     (`the session log could not be written: cannot write events.jsonl|the manifest: ...`) or,
-    when the transcript or a tool hit it first, the runner's error; both name the full disk."""
+    when the transcript or a tool hit it first, the runner's error. Either way the thread-level
+    `error` event names the full disk and `thread.completed` says `error`, one shape for both
+    (the CI run that found them differing: prose in stop_reason from the gate, a code from the
+    runner)."""
+    end = events[-1]
+    errors = [e["message"] for e in events if e["type"] == "error"]
     return {
-        "type": event["type"],
-        "subtype": event["subtype"],
-        "outcome_code": event["outcome_code"],
-        "names_the_full_disk": "No space left on device" in event.get("stop_reason", ""),
-        "has_cost": "total_cost_usd" in event,
+        "type": end["type"],
+        "subtype": end["subtype"],
+        "outcome_code": end["outcome_code"],
+        "stop_reason": end.get("stop_reason"),
+        "names_the_full_disk": bool(errors) and "No space left on device" in errors[-1],
+        "has_cost": "total_cost_usd" in end,
     }
+
+
+def _run_on_full_disk(tmpfs: Path, tmp_path: Path, script: Path, free: int) -> dict[str, Any]:
+    """One `exec --json` with about `free` bytes left; the closing shape, every promise checked."""
+    home = tmp_path / "home"
+    ws = tmpfs / "ws"
+    ws.mkdir()
+    _fill(tmpfs, free)
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--script", str(script), "go"],
+        ws,
+        env={"VTCODE_HOME": str(home)},
+        timeout=300,
+    )
+    where = f"free={free}"
+    assert proc.returncode == 1, f"{where}: {proc.stderr[-2000:]}"
+    assert "Traceback" not in proc.stderr, where
+    assert "No space left on device" in proc.stderr, f"{where}: {proc.stderr[-2000:]}"
+    assert re.search(r"^error: .*events\.jsonl: ", proc.stderr, re.M), where
+    sdir = ws / ".vtcode" / "sessions" / SESSION
+    log = sdir / "events.jsonl"
+    check = vtcode(["validate", str(log)], tmp_path, env={"VTCODE_HOME": str(home)})
+    assert check.returncode == 0, f"{where}: {check.stdout}{check.stderr}"
+    logged = [json.loads(line)["event"] for line in log.read_text().splitlines()]
+    shown = raw_events(proc.stdout)
+    assert logged and logged[0]["type"] == "thread.started", where
+    assert logged[-1]["type"] == "thread.completed", where
+    assert shown[-1] == logged[-1], where  # stdout ends with the same terminal event
+    assert shown == logged[: len(shown)], where  # and never showed what the log lacks
+    assert not (sdir / ".reserve").exists(), where
+    shutil.rmtree(ws)
+    (tmpfs / "filler").unlink()
+    return _closing_shape(logged)
 
 
 def test_full_disk_at_ten_levels_still_ends_with_thread_completed(
@@ -89,40 +129,28 @@ def test_full_disk_at_ten_levels_still_ends_with_thread_completed(
 ) -> None:
     script = tmp_path / "big.toml"
     script.write_text(_big_script())
-    home = tmp_path / "home"
-    shapes = []
     # from just above the default reserve (256 KiB) to 1.5 MiB free: ENOSPC at every stage
     levels = [300_000 + i * 130_000 for i in range(LEVELS)]
-    for free in levels:
-        ws = tmpfs / "ws"
-        ws.mkdir()
-        _fill(tmpfs, free)
-        proc = vtcode(
-            ["exec", "--json", "--session-id", SESSION, "--script", str(script), "go"],
-            ws,
-            env={"VTCODE_HOME": str(home)},
-            timeout=300,
-        )
-        where = f"free={free}"
-        assert proc.returncode == 1, f"{where}: {proc.stderr[-2000:]}"
-        assert "Traceback" not in proc.stderr, where
-        assert "No space left on device" in proc.stderr, f"{where}: {proc.stderr[-2000:]}"
-        assert re.search(r"^error: .*events\.jsonl: ", proc.stderr, re.M), where
-        sdir = ws / ".vtcode" / "sessions" / SESSION
-        log = sdir / "events.jsonl"
-        check = vtcode(["validate", str(log)], tmp_path, env={"VTCODE_HOME": str(home)})
-        assert check.returncode == 0, f"{where}: {check.stdout}{check.stderr}"
-        logged = [json.loads(line)["event"] for line in log.read_text().splitlines()]
-        shown = raw_events(proc.stdout)
-        assert logged[-1]["type"] == "thread.completed", where
-        assert shown[-1] == logged[-1], where  # stdout ends with the same terminal event
-        assert shown == logged[: len(shown)], where  # and never showed what the log lacks
-        assert not (sdir / ".reserve").exists(), where
-        shapes.append(_closing_shape(logged[-1]))
-        shutil.rmtree(ws)
-        (tmpfs / "filler").unlink()
+    shapes = [_run_on_full_disk(tmpfs, tmp_path, script, free) for free in levels]
     assert all(s == shapes[0] for s in shapes), list(zip(levels, shapes, strict=True))
     assert shapes[0] == snapshot
+
+
+def test_a_disk_full_before_the_first_line_still_opens_and_closes_the_thread(
+    tmpfs: Path, tmp_path: Path
+) -> None:
+    """Just above the reserve, the session's own files take the last blocks and the first event
+    line cannot be written: the log used to stay empty (no thread.completed anywhere). The
+    closing writes `thread.started` too, so the log is a whole (failed) thread. Page by page
+    from the reserve up, so wherever this filesystem puts that edge, it is crossed."""
+    script = tmp_path / "big.toml"
+    script.write_text(_big_script())
+    reserve = 256 * 1024
+    shapes = [
+        _run_on_full_disk(tmpfs, tmp_path, script, reserve + page * 4096) for page in range(12)
+    ]
+    assert all(s == shapes[0] for s in shapes), shapes
+    assert shapes[0]["names_the_full_disk"] and shapes[0]["stop_reason"] == "error"
 
 
 HOSTILE = """[provider]

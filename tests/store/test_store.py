@@ -269,12 +269,14 @@ def test_oversized_event_fails_closed(tmp_path: Path) -> None:
         gate.close()
     assert ei.value.exit_code == ExitCode.FAILURE
     lines = log_lines(sessions_root(tmp_path) / "s1")
-    assert [x["seq"] for x in lines] == [1, 2, 3]  # everything accepted before is on disk
+    assert [x["seq"] for x in lines] == [1, 2, 3, 4]  # what was accepted before, the closing pair
     # ... and the gate closed the run truthfully (write-ahead dispatch, issue 11)
     end = lines[-1]["event"]
     assert isinstance(end, dict)
     assert end["type"] == "thread.completed" and end["subtype"] == "error_during_execution"
-    assert "max_event_bytes" in end["stop_reason"]
+    assert end["stop_reason"] == "error"  # a code, as the runner writes it; the why comes before
+    why = lines[-2]["event"]
+    assert isinstance(why, dict) and why["type"] == "error" and "max_event_bytes" in why["message"]
 
 
 def test_saturation_fails_closed_and_keeps_accepted(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from vtcode.errors import ExportError, PersistenceError
 from vtcode.events.enums import ThreadCompletionSubtype
 from vtcode.events.types import (
     ThreadCompletedEvent,
+    ThreadErrorEvent,
     ThreadEvent,
     ThreadStartedEvent,
     TurnCompletedEvent,
@@ -91,7 +92,13 @@ class _Written:
             self.completed = True
 
     def closing(self, session_id: str, reason: str) -> tuple[ThreadEvent, ...]:
-        out: list[ThreadEvent] = []
+        # Not even `thread.started` reached the log (the disk filled before the first line):
+        # the log still opens the thread it closes, or it would end as an empty file.
+        out: list[ThreadEvent] = [] if self.any else [ThreadStartedEvent(thread_id=self.thread_id)]
+        # As the runner ends any run its harness failed: the why in a thread-level `error`
+        # event (and the open turn's `turn.failed`), `stop_reason` the code `error`, never prose
+        # (`vtcode.loop.outcomes.stop_reason_of`), so consumers see one shape for every failure.
+        out.append(ThreadErrorEvent(message=reason))
         if self.turn_open:
             out.append(TurnFailedEvent(message=reason))
         out.append(
@@ -100,7 +107,7 @@ class _Written:
                 session_id=session_id,
                 subtype=ThreadCompletionSubtype.ERROR_DURING_EXECUTION,
                 outcome_code="error",
-                stop_reason=reason,
+                stop_reason="error",
                 usage=self.usage,
                 num_turns=self.turns,
             )
@@ -151,6 +158,8 @@ class DispatchGate:
         """
         event = self._redactor.event(event)  # before the canonical write: nothing sees a secret
         with self._mutex:
+            if isinstance(event, ThreadStartedEvent):  # the thread a closing must name
+                self._written.thread_id = event.thread_id
             try:
                 seq = self.canonical.submit(event)
             except PersistenceError:
@@ -231,7 +240,7 @@ class DispatchGate:
         with self._cv:
             self._pending.clear()  # accepted but never written: no exporter may see them
         tracker = self._written
-        if not tracker.any or tracker.completed:
+        if tracker.completed:
             return
         err = w.error
         detail = "" if err is None else err.message.removeprefix(_PREFIX)
