@@ -68,6 +68,7 @@ DESCRIPTIONS: dict[str, str] = {
     "telemetry.otel.enabled": "export traces over OTLP/HTTP",
     "telemetry.otel.endpoint": "OTLP/HTTP endpoint URL",
     "telemetry.otel.service_name": "service.name of exported traces",
+    "fleet.database_url": "PostgreSQL URL of the fleet (user config only; docs/fleet.md)",
     "store.queue_max_events": "events buffered before the store fails closed",
     "store.queue_max_bytes": "bytes buffered before the store fails closed",
     "store.max_event_bytes": "largest single event accepted",

@@ -309,6 +309,16 @@ class TelemetryConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FleetConfig:
+    """`[fleet]`: the PostgreSQL database fleet workers share (docs/fleet.md).
+
+    Read only from the user config (or VTCODE_DATABASE_URL): a workspace must never point a
+    worker, and every session's events, at a database of its choosing."""
+
+    database_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RetentionConfig:
     """`[store.retention]`: closed sessions beyond these are removed before each run."""
 
@@ -421,6 +431,7 @@ class VtcodeConfig:
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    fleet: FleetConfig = field(default_factory=FleetConfig)
     providers: Annotated[
         dict[str, ProviderConfig], Doc("model endpoints by name (`--provider NAME`)")
     ] = field(default_factory=lambda: dict(BUILTIN_PROVIDERS))

@@ -290,6 +290,7 @@ POLICY: dict[str, Rule] = {
     "telemetry.otel.enabled": EGRESS,
     "telemetry.otel.endpoint": EGRESS,
     "telemetry.otel.service_name": EGRESS,
+    "fleet.database_url": EGRESS,  # where every session's events would be sent
     "store.durability": _ordered("event", "turn", "os"),
     "store.queue_max_events": NEUTRAL,
     "store.queue_max_bytes": NEUTRAL,
