@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "steer": ("vtcode.cli.cmd_steer", "steer", "Queue a follow-up for a (running) session."),
     "hooks": ("vtcode.cli.cmd_hooks", "hooks", "List lifecycle hooks; trust workspace hooks."),
     "loop": ("vtcode.cli.cmd_loop", "loop", "Run, inspect and reset cron-driven loops."),
+    "fleet": ("vtcode.cli.cmd_fleet", "fleet", "Run loops across many machines on PostgreSQL."),
     "orient": ("vtcode.cli.cmd_orient", "orient", "Show what the next session orients from."),
     "handoff": ("vtcode.cli.cmd_handoff", "handoff", "Write the handoff for the next session."),
     "notes": ("vtcode.cli.cmd_notes", "notes", "Append to and list the loop's notes."),

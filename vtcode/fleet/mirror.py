@@ -1,0 +1,107 @@
+"""The central store: a session's local log copied into PostgreSQL, idempotent on (session, seq).
+
+Write-ahead by construction: rows come from the canonical `events.jsonl` only, so the database
+never holds an event the local log does not. Re-running the copy (a retry, a worker that lost its
+connection and catches up, a stalled step re-run) inserts only the lines not there yet, and each
+line is stored as the exact text the log holds (`fleet events` prints those bytes back).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vtcode.store.layout import session_dir
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["sync_session"]
+
+
+def _lines(workspace: Path, session_id: str) -> list[tuple[int, str, dict[str, Any]]]:
+    path = session_dir(workspace, session_id) / "events.jsonl"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            seq = int(obj["seq"])
+        except (ValueError, KeyError, TypeError):
+            break  # a torn last line: the local recovery owns it; copy what is whole
+        out.append((seq, line.decode("utf-8"), obj))
+    return out
+
+
+def sync_session(
+    conn: psycopg.Connection[tuple[object, ...]],
+    workspace: Path,
+    session_id: str,
+    *,
+    loop_id: str | None,
+    host: str,
+) -> int:
+    """Copy what the local log has that the database lacks; returns the rows inserted."""
+    lines = _lines(workspace, session_id)
+    if not lines:
+        return 0
+    summary: dict[str, Any] = {"started_at": lines[0][2].get("ts")}
+    for _seq, _line, obj in lines:
+        ev = obj.get("event") or {}
+        if ev.get("type") == "thread.completed":
+            summary.update(
+                ended_at=obj.get("ts"),
+                subtype=ev.get("subtype"),
+                outcome_code=ev.get("outcome_code"),
+                num_turns=ev.get("num_turns"),
+                cost_usd=ev.get("total_cost_usd"),
+            )
+    with conn.transaction():
+        have_row = conn.execute(
+            "SELECT coalesce(max(seq), 0) FROM vtcode_events WHERE session_id = %s", (session_id,)
+        ).fetchone()
+        have = int(have_row[0]) if have_row else 0  # type: ignore[call-overload]
+        new = [
+            (session_id, s, o.get("ts"), (o.get("event") or {}).get("type", ""), line)
+            for s, line, o in lines
+            if s > have
+        ]
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO vtcode_events (session_id, seq, ts, type, line)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                new,
+            )
+        conn.execute(
+            """INSERT INTO vtcode_sessions AS s (session_id, loop_id, host, workspace, started_at,
+                   ended_at, subtype, outcome_code, num_turns, cost_usd, events)
+               VALUES (%(sid)s, %(loop)s, %(host)s, %(ws)s, %(started_at)s, %(ended_at)s,
+                   %(subtype)s, %(outcome_code)s, %(num_turns)s, %(cost_usd)s,
+                   (SELECT count(*) FROM vtcode_events WHERE session_id = %(sid)s))
+               ON CONFLICT (session_id) DO UPDATE SET
+                   ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
+                   subtype = coalesce(EXCLUDED.subtype, s.subtype),
+                   outcome_code = coalesce(EXCLUDED.outcome_code, s.outcome_code),
+                   num_turns = coalesce(EXCLUDED.num_turns, s.num_turns),
+                   cost_usd = coalesce(EXCLUDED.cost_usd, s.cost_usd),
+                   events = EXCLUDED.events""",
+            {
+                "sid": session_id,
+                "loop": loop_id,
+                "host": host,
+                "ws": str(workspace),
+                "ended_at": None,
+                "subtype": None,
+                "outcome_code": None,
+                "num_turns": None,
+                "cost_usd": None,
+                **summary,
+            },
+        )
+    return len(new)
