@@ -39,9 +39,9 @@ import psycopg
 from vtcode.errors import ExitCode
 from vtcode.fleet import cron
 from vtcode.fleet.db import connect, require_schema
-from vtcode.fleet.mirror import sync_session
 from vtcode.orient.loop_state import load_state
 from vtcode.orient.models import LoopStatus
+from vtcode.store.exports.central import sync_session
 
 __all__ = ["WorkerOptions", "host_id", "run_worker"]
 

@@ -6,10 +6,13 @@ so it sits in the composition root and `vtcode.store` never imports `vtcode.tele
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 from vtcode.config.model import VtcodeConfig
 from vtcode.store.exports import AtifExporter, CompatExporter, OpenResponsesExporter
+from vtcode.store.exports.central import CentralExporter
 from vtcode.store.exports.compat import resolve_events_path
 from vtcode.store.gate import Exporter
 from vtcode.store.layout import ATIF, DERIVED_DIR, OPEN_RESPONSES, session_dir
@@ -25,8 +28,10 @@ def make_exporters(
     Compatibility export first (`--events` wins over `agent.harness.event_log_path`; an empty
     value turns it off; a relative config path is taken from the workspace), then Open Responses
     (`agent.open_responses.enabled && emit_events`), then ATIF (`telemetry.atif_enabled`),
-    then OpenTelemetry (`telemetry.otel.enabled`; the SDK is imported only then, and a missing
-    SDK or a bad endpoint is one warning, not a failed run).
+    then the fleet's central store (VTCODE_DATABASE_URL in the environment, as a fleet worker
+    sets it for its steps; never from a config a workspace could write), then OpenTelemetry
+    (`telemetry.otel.enabled`; the SDK is imported only then, and a missing SDK or a bad
+    endpoint is one warning, not a failed run).
     """
     out: list[Exporter] = []
     if events_path_cli is not None:
@@ -45,6 +50,9 @@ def make_exporters(
         out.append(OpenResponsesExporter(derived / OPEN_RESPONSES, session_id, model or "unknown"))
     if config.telemetry.atif_enabled:
         out.append(AtifExporter(derived / ATIF, session_id, model))
+    central = _central(Path(workspace), session_id)
+    if central is not None:
+        out.append(central)
     if config.telemetry.otel.enabled:
         from vtcode.telemetry import make_otel_exporter
 
@@ -52,3 +60,16 @@ def make_exporters(
         if otel is not None:
             out.append(otel)
     return out
+
+
+def _central(workspace: Path, session_id: str) -> CentralExporter | None:
+    url = os.environ.get("VTCODE_DATABASE_URL")
+    if not url:
+        return None
+    return CentralExporter(
+        url,
+        workspace,
+        session_id,
+        loop_id=os.environ.get("VTCODE_FLEET_LOOP_ID") or None,
+        host=os.environ.get("VTCODE_HOST_ID") or socket.gethostname(),
+    )

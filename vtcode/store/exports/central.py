@@ -1,23 +1,37 @@
-"""The central store: a session's local log copied into PostgreSQL, idempotent on (session, seq).
+"""The central store (`vtcode fleet`): a session's local log copied into PostgreSQL, idempotent
+on (session_id, seq). The tables are created by `vtcode fleet migrate` (vtcode/fleet/db.py).
 
 Write-ahead by construction: rows come from the canonical `events.jsonl` only, so the database
 never holds an event the local log does not. Re-running the copy (a retry, a worker that lost its
 connection and catches up, a stalled step re-run) inserts only the lines not there yet, and each
 line is stored as the exact text the log holds (`fleet events` prints those bytes back).
+
+`CentralExporter` is the live path, an exporter behind the dispatch gate: when the gate hands it
+an event, the log already holds that event's line, so it copies the new complete lines of the
+log (not a re-encoding of the event). It never fails a run: a lost database disables it with
+one warning, and whoever runs the session next (the fleet worker after the step) catches up
+with `sync_session` from the same log.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vtcode.events.types import ThreadEvent
 from vtcode.store.layout import session_dir
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["sync_session"]
+__all__ = ["CentralExporter", "sync_session"]
+
+_SYNC_AT = frozenset(
+    {"thread.started", "item.completed", "turn.completed", "turn.failed", "thread.completed"}
+)
 
 
 def _lines(workspace: Path, session_id: str) -> list[tuple[int, str, dict[str, Any]]]:
@@ -105,3 +119,52 @@ def sync_session(
             },
         )
     return len(new)
+
+
+class CentralExporter:
+    """Mirror one session into the central store as it is written (see the module docstring)."""
+
+    name = "central store"
+
+    def __init__(
+        self, url: str, workspace: Path, session_id: str, *, loop_id: str | None, host: str
+    ) -> None:
+        self.url = url
+        self.workspace = workspace
+        self.session_id = session_id
+        self.loop_id = loop_id
+        self.host = host
+        self._conn: psycopg.Connection[tuple[object, ...]] | None = None
+        self._broken = False
+
+    def _warn(self, e: Exception) -> None:
+        self._broken = True
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(
+                f"warning: central store unavailable ({str(e).strip()[:200]}); the session stays"
+                " in the local log and is copied when a fleet worker catches up\n"
+            )
+
+    def _sync(self) -> None:
+        if self._broken:
+            return
+        try:
+            if self._conn is None:
+                import psycopg
+
+                self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+            sync_session(
+                self._conn, self.workspace, self.session_id, loop_id=self.loop_id, host=self.host
+            )
+        except Exception as e:  # never fail the run: the local log is the truth
+            self._warn(e)
+
+    def handle(self, event: ThreadEvent) -> None:
+        if event.TYPE in _SYNC_AT:
+            self._sync()  # a round trip per turn boundary, not per event
+
+    def finish(self) -> None:
+        self._sync()
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
