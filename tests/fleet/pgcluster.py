@@ -65,8 +65,9 @@ class Cluster:
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
             " -c max_connections=200"
         )
-        self._run(pg_ctl, "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"), "-w",
-                  "start")
+        self._run(
+            pg_ctl, "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"), "-w", "start"
+        )
 
     def stop(self, mode: str = "fast") -> None:
         pg_ctl = _bin("pg_ctl")
