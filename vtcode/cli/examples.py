@@ -75,6 +75,32 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "loop status": [("vtcode loop status docs --json", "what a loop is doing now")],
     "loop list": [("vtcode loop list --json", "every loop of this workspace")],
     "loop reset": [("vtcode loop reset docs", "forget a loop's state")],
+    "fleet": [
+        ("vtcode fleet migrate", "create the fleet's tables (VTCODE_DATABASE_URL)"),
+        ("vtcode fleet status", "every loop of the fleet"),
+    ],
+    "fleet migrate": [("vtcode fleet migrate --json", "create or upgrade the schema")],
+    "fleet add": [
+        (
+            'vtcode fleet add docs --workspace /srv/repo --schedule "0 * * * *" --max-cost 5 '
+            '"keep docs in sync"',
+            "one step an hour, at most $5 in all",
+        ),
+        ('vtcode fleet add tidy --workspace /srv/repo --max-steps 20 "tidy up"', "back to back"),
+    ],
+    "fleet remove": [("vtcode fleet remove docs", "forget a loop (its sessions stay)")],
+    "fleet pause": [("vtcode fleet pause docs", "take no new step of it")],
+    "fleet resume": [("vtcode fleet resume docs", "take steps of it again")],
+    "fleet run-now": [("vtcode fleet run-now docs", "queue one step now")],
+    "fleet worker": [
+        ("VTCODE_HOST_ID=web-1 vtcode fleet worker --concurrency 4", "a worker on this host"),
+        ("vtcode fleet worker --queue gpu --stall-timeout 60", "serve one queue"),
+    ],
+    "fleet status": [("vtcode fleet status --json", 'per loop, as {"loops": [...]}')],
+    "fleet sessions": [("vtcode fleet sessions --loop docs --json", "sessions from every host")],
+    "fleet events": [
+        ("vtcode fleet events SESSION_ID | vtcode validate -", "a stored session's raw JSONL")
+    ],
     "orient": [("vtcode orient", "what the next session will be oriented with")],
     "handoff": [("vtcode handoff --json", "the handoff for the next session")],
     "notes": [('vtcode notes add "the API is frozen"', "append to the loop's notes")],
