@@ -1,0 +1,160 @@
+"""Fleet workers on a real PostgreSQL, through the real CLI: a loop's steps across several workers
+and hosts, a SIGKILLed worker's step re-run, every event of every session in the central store,
+cron ticks fired once with three workers, and a database restart in the middle of a run."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.exec_support import spawn_vtcode
+from tests.fleet.pgcluster import Cluster, wait_until
+from tests.fleet.support import (
+    SLOW_ONCE,
+    assert_store_has_every_event,
+    fleet,
+    intervals,
+    lease_owner_pid,
+    start_worker,
+    status,
+    stop_workers,
+)
+
+
+def test_four_workers_on_two_hosts_survive_a_sigkilled_worker(
+    tmp_path: Path, database_url: str
+) -> None:
+    assert fleet(tmp_path, database_url, "migrate").returncode == 0
+    script = tmp_path / "slow-once.toml"
+    script.write_text(SLOW_ONCE)
+    workspaces = []
+    for name in ("a", "b", "c"):
+        ws = tmp_path / name
+        ws.mkdir()
+        workspaces.append(ws)
+        r = fleet(
+            tmp_path,
+            database_url,
+            "add",
+            name,
+            "--workspace",
+            str(ws),
+            "--max-steps",
+            "4",
+            "--script",
+            str(script),
+            "step of " + name,
+        )
+        assert r.returncode == 0, r.stderr
+    (tmp_path / "b" / "slow.flag").write_text("")  # b's next step blocks until killed
+    hosts = ["host-a", "host-a", "host-b", "host-b"]
+    workers = [start_worker(tmp_path, database_url, h) for h in hosts]
+    try:
+        job = tmp_path / "b" / "job.pid"
+        wait_until(job.exists, "the slow step of loop b")
+        sleeper = int(job.read_text())
+        [victim] = [w for w in workers if w.pid == lease_owner_pid(database_url, "b")]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        os.kill(sleeper, signal.SIGKILL)  # a grandchild of the dead worker, as on a lost host
+        wait_until(
+            lambda: all(r["state"] == "complete" for r in status(tmp_path, database_url).values()),
+            "every loop to complete",
+            timeout=90,
+        )
+    finally:
+        stop_workers(workers)
+    rows = status(tmp_path, database_url)
+    by_loop = {k: (r["steps_done"], r["state"]) for k, r in rows.items()}
+    assert by_loop == dict.fromkeys("abc", (4, "complete"))
+    for ws in workspaces:
+        state = json.loads((ws / ".vtcode" / "state" / f"loop-{ws.name}.json").read_text())
+        done = [s["index"] for s in state["steps"] if s["status"] == "done"]
+        assert done == [1, 2, 3, 4]  # no step was repeated once done
+        spans = intervals(ws)
+        for (_s1, end1), (start2, _e2) in itertools.pairwise(spans):
+            assert end1 <= start2  # never two steps of one loop at once
+    b_state = json.loads((tmp_path / "b" / ".vtcode/state/loop-b.json").read_text())
+    assert [s["status"] for s in b_state["steps"]].count("interrupted") == 1
+    assert assert_store_has_every_event(tmp_path, database_url, workspaces) == 13
+    sessions = json.loads(fleet(tmp_path, database_url, "sessions", "--json").stdout)["sessions"]
+    assert {s["host"] for s in sessions} <= {"host-a", "host-b"}
+    per_loop = fleet(tmp_path, database_url, "sessions", "--loop", "b", "--json")
+    assert len(json.loads(per_loop.stdout)["sessions"]) == 5
+
+
+def test_a_cron_schedule_fires_once_per_tick_with_three_workers(
+    tmp_path: Path, database_url: str
+) -> None:
+    assert fleet(tmp_path, database_url, "migrate").returncode == 0
+    (tmp_path / "ws").mkdir()
+    r = fleet(
+        tmp_path,
+        database_url,
+        "add",
+        "tick",
+        "--workspace",
+        "ws",
+        "--schedule",
+        "*/2 * * * * *",
+        "tick step",
+    )
+    assert r.returncode == 0, r.stderr
+    workers = [start_worker(tmp_path, database_url, f"h{i}") for i in range(3)]
+
+    def fires() -> list[Any]:
+        with psycopg.connect(database_url) as conn:
+            return conn.execute("SELECT tick FROM vtcode_fleet_fires ORDER BY tick").fetchall()
+
+    try:
+        wait_until(lambda: len(fires()) >= 3, "three ticks", timeout=30)
+    finally:
+        stop_workers(workers)
+    ticks = [t for (t,) in fires()]
+    assert all(t.second % 2 == 0 for t in ticks)
+    with psycopg.connect(database_url) as conn:
+        steps = conn.execute("SELECT count(*) FROM vtcode_fleet_steps").fetchone()
+    assert steps is not None
+    # one step per tick at most, whatever the number of workers (a tick while one ran: none)
+    assert 1 <= steps[0] <= len(ticks)
+    assert status(tmp_path, database_url)["tick"]["steps_done"] == steps[0]
+
+
+def test_the_database_restarts_mid_run(
+    tmp_path: Path, database_url: str, pg_server: Cluster | None
+) -> None:
+    if pg_server is None:
+        pytest.skip("VTCODE_TEST_DATABASE_URL is not ours to restart")
+    assert fleet(tmp_path, database_url, "migrate").returncode == 0
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    r = fleet(tmp_path, database_url, "add", "r", "--workspace", "ws", "--max-steps", "6", "go")
+    assert r.returncode == 0, r.stderr
+    workers = [
+        spawn_vtcode(
+            ["fleet", "worker", "--poll", "0.1", "--stall-timeout", "8"],
+            tmp_path,
+            env={"VTCODE_DATABASE_URL": database_url, "VTCODE_HOST_ID": f"h{i}"},
+        )
+        for i in range(2)
+    ]
+    try:
+        wait_until(lambda: status(tmp_path, database_url)["r"]["steps_done"] >= 2, "two steps")
+        pg_server.stop("fast")
+        pg_server.start()
+        wait_until(
+            lambda: status(tmp_path, database_url)["r"]["state"] == "complete",
+            "the loop to complete after the restart",
+            timeout=60,
+        )
+    finally:
+        stop_workers(workers)
+    assert status(tmp_path, database_url)["r"]["steps_done"] == 6
+    assert assert_store_has_every_event(tmp_path, database_url, [ws]) == 6
