@@ -16,10 +16,12 @@ with `sync_session` from the same log.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from vtcode.events.types import ThreadEvent
 from vtcode.store.layout import session_dir
@@ -45,12 +47,40 @@ def _lines(workspace: Path, session_id: str) -> list[tuple[int, str, dict[str, A
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = orjson.loads(line)
             seq = int(obj["seq"])
-        except (ValueError, KeyError, TypeError):
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError):
             break  # a torn last line: the local recovery owns it; copy what is whole
         out.append((seq, line.decode("utf-8"), obj))
     return out
+
+
+_COPY_FROM = 200  # rows from which COPY into a scratch table beats one INSERT per row
+
+
+def _insert(
+    conn: psycopg.Connection[tuple[object, ...]], rows: Sequence[tuple[object, ...]]
+) -> None:
+    """Insert what is not there yet: small batches row by row, large ones (a catch-up) by COPY
+    into a transaction-scoped scratch table, then one INSERT ... SELECT (bench/fleet.py)."""
+    with conn.cursor() as cur:
+        if len(rows) < _COPY_FROM:
+            cur.executemany(
+                "INSERT INTO vtcode_events (session_id, seq, ts, type, line)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                rows,
+            )
+            return
+        cur.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS vtcode_events_in (LIKE vtcode_events)"
+            " ON COMMIT DELETE ROWS"
+        )
+        with cur.copy("COPY vtcode_events_in (session_id, seq, ts, type, line) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cur.execute(
+            "INSERT INTO vtcode_events SELECT * FROM vtcode_events_in ON CONFLICT DO NOTHING"
+        )
 
 
 def sync_session(
@@ -86,12 +116,7 @@ def sync_session(
             for s, line, o in lines
             if s > have
         ]
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO vtcode_events (session_id, seq, ts, type, line)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                new,
-            )
+        _insert(conn, new)
         conn.execute(
             """INSERT INTO vtcode_sessions AS s (session_id, loop_id, host, workspace, started_at,
                    ended_at, subtype, outcome_code, num_turns, cost_usd, events)
