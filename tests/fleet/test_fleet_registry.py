@@ -171,3 +171,17 @@ def test_sigterm_lets_the_step_finish_or_cancels_it_cleanly(
         fleet(tmp_path, database_url, "events", step["session_id"]).stdout.splitlines()[-1]
     )
     assert last["event"]["type"] == "thread.completed"
+
+
+def test_a_loop_whose_workspace_is_gone_fails_visibly(tmp_path: Path, database_url: str) -> None:
+    assert fleet(tmp_path, database_url, "migrate").returncode == 0
+    ws = tmp_path / "gone"
+    ws.mkdir()
+    assert fleet(tmp_path, database_url, "add", "g", "--workspace", "gone", "p").returncode == 0
+    ws.rmdir()
+    worker = start_worker(tmp_path, database_url, "h")
+    try:
+        wait_until(lambda: status(tmp_path, database_url)["g"]["state"] == "failed", "failed")
+    finally:
+        stop_workers([worker])
+    assert "cannot start the step" in status(tmp_path, database_url)["g"]["last_outcome"]

@@ -36,7 +36,7 @@ from typing import Any
 
 import psycopg
 
-from vtcode.errors import ExitCode
+from vtcode.errors import ExitCode, VtcodeError
 from vtcode.fleet import cron
 from vtcode.fleet.db import connect, require_schema
 from vtcode.orient.loop_state import load_state
@@ -126,17 +126,16 @@ class Worker:
             db = self._db()
             self._beat(db)
             while self.pending:
-                self.pending[0](db)
+                try:
+                    self.pending[0](db)
+                except VtcodeError as e:  # e.g. a damaged loop state: say so, keep serving
+                    self.o.notify(f"fleet worker {self.host}: {e.message}")
                 self.pending.pop(0)
             if not self.stopping.is_set():
                 self._fire(db)
                 while len(self.running) < self.o.concurrency and self._claim(db):
                     pass
-        except (psycopg.Error, OSError) as e:
-            self._drop(e)
-        except Exception as e:  # VtcodeError from connect: same treatment, keep running
-            if type(e).__name__ != "VtcodeError":
-                raise
+        except (psycopg.Error, VtcodeError) as e:  # connect() raises VtcodeError
             self._drop(e)
         self._fence()
 
@@ -198,14 +197,24 @@ class Worker:
         }
         opts: dict[str, Any] = dict(options) if isinstance(options, dict) else {}
         argv = _argv(str(loop_id), str(prompt), opts, max_steps)
-        proc = subprocess.Popen(
-            argv,
-            cwd=str(workspace),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # a step must not outlive its worker
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=str(workspace),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,  # a step must not outlive its worker
+            )
+        except OSError as e:  # the workspace is gone on this host: the loop fails visibly
+            db.execute(
+                "UPDATE vtcode_fleet_loops SET running_on = NULL, lease_owner = NULL,"
+                " lease_until = NULL, state = 'failed', last_outcome = %s, updated_at = now()"
+                " WHERE loop_id = %s AND lease_owner = %s",
+                (f"cannot start the step: {e}", loop_id, self.owner),
+            )
+            self.o.notify(f"fleet worker {self.host}: {loop_id}: cannot start the step: {e}")
+            return True
         self.o.notify(f"fleet worker {self.host}: {loop_id}: step started (pid {proc.pid})")
         self.running[str(loop_id)] = _Step(
             str(loop_id), Path(str(workspace)), max_steps, proc, int(str(step_row[0]))
