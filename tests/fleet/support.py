@@ -57,7 +57,7 @@ def assert_store_has_every_event(tmp: Path, url: str, workspaces: list[Path]) ->
     for ws in workspaces:
         for sid, data in local_sessions(ws).items():
             assert sid in stored_ids
-            r = fleet(tmp, url, "events", sid)
+            r = fleet(tmp, url, "events", "--canonical", sid)
             assert r.returncode == 0, r.stderr
             assert r.stdout.encode() == data, sid
             n += 1

@@ -170,7 +170,7 @@ def test_sigterm_lets_the_step_finish_or_cancels_it_cleanly(
     last = json.loads(
         fleet(tmp_path, database_url, "events", step["session_id"]).stdout.splitlines()[-1]
     )
-    assert last["event"]["type"] == "thread.completed"
+    assert last["type"] == "thread.completed"
 
 
 def test_a_loop_whose_workspace_is_gone_fails_visibly(tmp_path: Path, database_url: str) -> None:
@@ -185,3 +185,24 @@ def test_a_loop_whose_workspace_is_gone_fails_visibly(tmp_path: Path, database_u
     finally:
         stop_workers([worker])
     assert "cannot start the step" in status(tmp_path, database_url)["g"]["last_outcome"]
+
+
+def test_an_exec_is_mirrored_live_by_the_exporter_behind_the_gate(
+    tmp_path: Path, database_url: str
+) -> None:
+    """No worker: the exporter alone copies the session, and `fleet events` prints the bytes
+    `exec --json` printed; a database that is down costs one warning, never the run."""
+    assert fleet(tmp_path, database_url, "migrate").returncode == 0
+    env = {"VTCODE_DATABASE_URL": database_url, "VTCODE_HOST_ID": "laptop"}
+    r = vtcode(["exec", "--json", "--script", "demo", "fix the greeting"], tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    sid = json.loads(r.stdout.splitlines()[0])["thread_id"]
+    stored = fleet(tmp_path, database_url, "events", sid)
+    assert stored.stdout == r.stdout
+    [row] = json.loads(fleet(tmp_path, database_url, "sessions", "--json").stdout)["sessions"]
+    assert (row["host"], row["loop_id"], row["outcome_code"]) == ("laptop", None, "success")
+    assert row["events"] == len(r.stdout.splitlines())
+    down = {"VTCODE_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}
+    r = vtcode(["exec", "--script", "demo", "fix the greeting"], tmp_path, env=down)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("central store unavailable") == 1

@@ -281,17 +281,23 @@ def sessions(app: AppContext, loop_id: str | None, as_json: bool) -> int:
 
 @fleet.command("events")
 @click.argument("session_id", metavar="SESSION_ID")
+@click.option(
+    "--canonical",
+    is_flag=True,
+    help="The lines of the session's events.jsonl (with schema_version, seq, ts) instead.",
+)
 @click.pass_obj
-def events(app: AppContext, session_id: str) -> int:
-    """Print SESSION_ID's events as raw JSONL (the bytes `exec --json` printed)."""
+def events(app: AppContext, session_id: str, canonical: bool) -> int:
+    """Print SESSION_ID's events as raw JSONL: the bytes `exec --json` printed."""
     import sys
 
     from vtcode.fleet.registry import events as stored
+    from vtcode.fleet.registry import raw_line
 
     with _conn() as conn:
         lines = stored(conn, session_id)
     out = sys.stdout.buffer
     for line in lines:
-        out.write(line.encode("utf-8") + b"\n")
+        out.write(line.encode("utf-8") + b"\n" if canonical else raw_line(line))
     out.flush()
     return 0

@@ -16,13 +16,24 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from vtcode.errors import NotFoundError, UsageError
+from vtcode.events.codec import dumps, loads
 from vtcode.fleet import cron
 from vtcode.ids import check_id
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["LoopSpec", "add", "events", "loops", "remove", "run_now", "sessions", "set_paused"]
+__all__ = [
+    "LoopSpec",
+    "add",
+    "events",
+    "loops",
+    "raw_line",
+    "remove",
+    "run_now",
+    "sessions",
+    "set_paused",
+]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -169,9 +180,14 @@ def sessions(
     return [{k: _iso(v) for k, v in r.items()} for r in rows]
 
 
+def raw_line(canonical: str) -> bytes:
+    """The `exec --json` line of a stored canonical line: the envelope's event, encoded as the
+    stdout sink encodes it (`codec.dumps`; orjson round-trips parsed JSON byte for byte)."""
+    return dumps(loads(canonical)["event"]) + b"\n"
+
+
 def events(conn: psycopg.Connection[tuple[object, ...]], session_id: str) -> list[str]:
-    """The stored lines of one session, in order: the bytes the local log (and `exec --json`)
-    had."""
+    """The stored lines of one session, in order: the canonical lines of its local log."""
     rows = conn.execute(
         "SELECT line FROM vtcode_events WHERE session_id = %s ORDER BY seq", (session_id,)
     ).fetchall()
