@@ -144,7 +144,7 @@ def ingest(admin: str, rows: int) -> tuple[float, float]:
         (folder / "events.jsonl").write_text("\n".join(lines) + "\n")
         with psycopg.connect(url, autocommit=True) as conn:
             t0 = time.perf_counter()
-            n = sync_session(conn, tmp, sid, loop_id="bench", host="bench")
+            n, _end = sync_session(conn, tmp, sid, loop_id="bench", host="bench")
             ours = time.perf_counter() - t0
             assert n == rows
             conn.execute("CREATE TABLE copy_target (LIKE vtcode_events INCLUDING ALL)")

@@ -36,23 +36,30 @@ _SYNC_AT = frozenset(
 )
 
 
-def _lines(workspace: Path, session_id: str) -> list[tuple[int, str, dict[str, Any]]]:
+def _lines(
+    workspace: Path, session_id: str, offset: int
+) -> tuple[list[tuple[int, str, dict[str, Any]]], int]:
+    """The whole lines of the log from byte `offset` on, and the offset after the last one."""
     path = session_dir(workspace, session_id) / "events.jsonl"
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            f.seek(offset)
+            raw = f.read()
     except FileNotFoundError:
-        return []
+        return [], offset
     out = []
-    for line in raw.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-            seq = int(obj["seq"])
-        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError):
-            break  # a torn last line: the local recovery owns it; copy what is whole
-        out.append((seq, line.decode("utf-8"), obj))
-    return out
+    pos = 0
+    while (end := raw.find(b"\n", pos)) != -1:
+        line = raw[pos:end]
+        if line.strip():
+            try:
+                obj = orjson.loads(line)
+                seq = int(obj["seq"])
+            except (orjson.JSONDecodeError, ValueError, KeyError, TypeError):
+                break  # a torn line: the local recovery owns it; copy what is whole before it
+            out.append((seq, line.decode("utf-8"), obj))
+        pos = end + 1
+    return out, offset + pos
 
 
 _COPY_FROM = 200  # rows from which COPY into a scratch table beats one INSERT per row
@@ -90,12 +97,14 @@ def sync_session(
     *,
     loop_id: str | None,
     host: str,
-) -> int:
-    """Copy what the local log has that the database lacks; returns the rows inserted."""
-    lines = _lines(workspace, session_id)
+    offset: int = 0,
+) -> tuple[int, int]:
+    """Copy what the local log has (from byte `offset`, for a caller that follows the log) that
+    the database lacks; returns (rows inserted, the offset to pass next time)."""
+    lines, next_offset = _lines(workspace, session_id, offset)
     if not lines:
-        return 0
-    summary: dict[str, Any] = {"started_at": lines[0][2].get("ts")}
+        return 0, next_offset
+    summary: dict[str, Any] = {"started_at": lines[0][2].get("ts") if offset == 0 else None}
     for _seq, _line, obj in lines:
         ev = obj.get("event") or {}
         if ev.get("type") == "thread.completed":
@@ -124,6 +133,7 @@ def sync_session(
                    %(subtype)s, %(outcome_code)s, %(num_turns)s, %(cost_usd)s,
                    (SELECT count(*) FROM vtcode_events WHERE session_id = %(sid)s))
                ON CONFLICT (session_id) DO UPDATE SET
+                   started_at = coalesce(s.started_at, EXCLUDED.started_at),
                    ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
                    subtype = coalesce(EXCLUDED.subtype, s.subtype),
                    outcome_code = coalesce(EXCLUDED.outcome_code, s.outcome_code),
@@ -143,7 +153,7 @@ def sync_session(
                 **summary,
             },
         )
-    return len(new)
+    return len(new), next_offset
 
 
 class CentralExporter:
@@ -161,6 +171,7 @@ class CentralExporter:
         self.host = host
         self._conn: psycopg.Connection[tuple[object, ...]] | None = None
         self._broken = False
+        self._offset = 0  # what was copied already: each sync reads only the new lines
 
     def _warn(self, e: Exception) -> None:
         self._broken = True
@@ -178,8 +189,13 @@ class CentralExporter:
                 import psycopg
 
                 self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
-            sync_session(
-                self._conn, self.workspace, self.session_id, loop_id=self.loop_id, host=self.host
+            _n, self._offset = sync_session(
+                self._conn,
+                self.workspace,
+                self.session_id,
+                loop_id=self.loop_id,
+                host=self.host,
+                offset=self._offset,
             )
         except Exception as e:  # never fail the run: the local log is the truth
             self._warn(e)
