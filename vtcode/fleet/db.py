@@ -131,7 +131,19 @@ def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[ob
     import psycopg
 
     try:
-        return psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+        # A dead peer must surface as an error within seconds, not hang a poll (TCP keepalives,
+        # a send timeout, a statement timeout).
+        return psycopg.connect(
+            url,
+            autocommit=autocommit,
+            connect_timeout=10,
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=3,
+            tcp_user_timeout=10_000,
+            options="-c statement_timeout=15000",
+        )
     except psycopg.OperationalError as e:
         raise VtcodeError(f"cannot reach the fleet database: {str(e).strip()}") from None
 

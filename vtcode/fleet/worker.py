@@ -19,6 +19,7 @@ fails (database down) is retried until it lands.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime as dt
 import functools
@@ -101,6 +102,7 @@ class Worker:
         self.host = host_id()
         self.owner = f"{self.host}/{os.getpid()}/{os.urandom(4).hex()}"
         self.stopping = threading.Event()
+        self.done = threading.Event()
         self.running: dict[str, _Step] = {}
         self.pending: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = []
         self.conn: psycopg.Connection[tuple[object, ...]] | None = None
@@ -239,11 +241,20 @@ class Worker:
             self.running[lost].renewed = 0.0
 
     def _fence(self) -> None:
-        """Stop a step whose lease may have lapsed: another worker may claim it soon."""
+        """Stop a step whose lease may have lapsed: another worker may claim it soon.
+
+        Also run by a watchdog thread, so a poll stuck on an unreachable database cannot keep a
+        step running past its lease. It only signals: the main thread alone reaps children, so a
+        pid here is never a recycled one (an unreaped child keeps its pid)."""
         limit = self.o.stall_timeout * 0.75
-        for step in self.running.values():
-            if time.monotonic() - step.renewed > limit and step.proc.poll() is None:
-                step.proc.send_signal(signal.SIGTERM)
+        for step in list(self.running.values()):
+            if time.monotonic() - step.renewed > limit and step.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(step.proc.pid, signal.SIGTERM)
+
+    def _watchdog(self) -> None:
+        while not self.done.wait(0.25):
+            self._fence()
 
     def _reap(self) -> None:
         for loop_id, step in list(self.running.items()):
@@ -306,6 +317,7 @@ class Worker:
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         self.o.notify(f"fleet worker {self.host}: started ({self.owner})")
+        threading.Thread(target=self._watchdog, name="fleet-fence", daemon=True).start()
         deadline: float | None = None
         while True:
             self.tick()
@@ -322,6 +334,7 @@ class Worker:
                 if not self.running and self.pending and self.conn is None:
                     break  # nothing runs and the database is gone: the next worker catches up
             time.sleep(self.o.poll)
+        self.done.set()
         if self.conn is not None:
             self.conn.close()
         self.o.notify(f"fleet worker {self.host}: stopped")
