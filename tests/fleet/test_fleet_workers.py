@@ -158,3 +158,56 @@ def test_the_database_restarts_mid_run(
         stop_workers(workers)
     assert status(tmp_path, database_url)["r"]["steps_done"] == 6
     assert assert_store_has_every_event(tmp_path, database_url, [ws]) == 6
+
+
+def test_a_worker_that_loses_the_database_stops_its_step_before_its_lease_lapses(
+    tmp_path: Path, database_url: str, pg_server: Cluster | None
+) -> None:
+    """Fencing: without the database a worker cannot renew its lease, so it stops the step
+    itself (another worker could claim the loop once the lease expired); the loop goes on when
+    the database is back."""
+    if pg_server is None:
+        pytest.skip("VTCODE_TEST_DATABASE_URL is not ours to stop")
+    assert fleet(tmp_path, database_url, "migrate").returncode == 0
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "slow.flag").write_text("")
+    script = tmp_path / "slow.toml"
+    script.write_text(SLOW_ONCE)
+    r = fleet(
+        tmp_path,
+        database_url,
+        "add",
+        "f",
+        "--workspace",
+        "ws",
+        "--max-steps",
+        "2",
+        "--script",
+        str(script),
+        "fenced",
+    )
+    assert r.returncode == 0, r.stderr
+    worker = start_worker(tmp_path, database_url, "h")
+    state_file = ws / ".vtcode/state/loop-f.json"
+
+    def first_step_exit() -> Any:
+        steps = json.loads(state_file.read_text())["steps"] if state_file.exists() else []
+        return steps[0].get("exit_code") if steps else None
+
+    try:
+        wait_until((ws / "job.pid").exists, "the slow step")
+        pg_server.stop("fast")
+        try:
+            wait_until(lambda: first_step_exit() is not None, "the fenced step to stop", 20)
+        finally:
+            pg_server.start()
+        wait_until(
+            lambda: status(tmp_path, database_url)["f"]["state"] == "complete",
+            "the loop to complete",
+            timeout=60,
+        )
+    finally:
+        stop_workers([worker])
+    assert first_step_exit() == 130  # cancelled cleanly by its own worker, not killed
+    assert status(tmp_path, database_url)["f"]["steps_done"] == 2

@@ -71,6 +71,7 @@ class _Step:
     proc: subprocess.Popen[bytes]
     step_row: int
     renewed: float = field(default_factory=time.monotonic)
+    fenced: bool = False
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -248,7 +249,10 @@ class Worker:
         pid here is never a recycled one (an unreaped child keeps its pid)."""
         limit = self.o.stall_timeout * 0.75
         for step in list(self.running.values()):
-            if time.monotonic() - step.renewed > limit and step.proc.returncode is None:
+            if step.fenced or step.proc.returncode is not None:
+                continue
+            if time.monotonic() - step.renewed > limit:
+                step.fenced = True  # once: a second SIGTERM would cut the step's clean cancel
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(step.proc.pid, signal.SIGTERM)
 
