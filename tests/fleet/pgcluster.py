@@ -110,7 +110,7 @@ def fresh_database(admin_url: str) -> str:
     return f"{base}/{name}"
 
 
-def wait_until(cond: object, what: str, timeout: float = 30) -> None:
+def wait_until(cond: object, what: str, timeout: float = 60) -> None:
     """Poll cond() until it is true, failing with `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while not cond():  # type: ignore[operator]
