@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -110,9 +110,9 @@ def fresh_database(admin_url: str) -> str:
     return f"{base}/{name}"
 
 
-def wait_until(cond: object, what: str, timeout: float = 60) -> None:
+def wait_until(cond: Callable[[], object], what: str, timeout: float = 60) -> None:
     """Poll cond() until it is true, failing with `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
-    while not cond():  # type: ignore[operator]
+    while not cond():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
