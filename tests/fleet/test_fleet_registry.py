@@ -49,6 +49,15 @@ def test_the_database_url_never_comes_from_the_workspace(tmp_path: Path, databas
     home.mkdir()
     (home / "config.toml").write_text(f'[fleet]\ndatabase_url = "{database_url}"\n')
     assert vtcode(["fleet", "migrate"], tmp_path).returncode == 0  # the user config is read
+    # sessions follow the same rule: mirrored by the user's URL, never by the workspace's
+    ran = vtcode(["exec", "--script", "demo", "hi"], tmp_path, env={"VTCODE_TRUST_WORKSPACE": "1"})
+    assert ran.returncode == 0, ran.stderr
+    (home / "config.toml").unlink()
+    ran = vtcode(["exec", "--script", "demo", "hi"], tmp_path, env={"VTCODE_TRUST_WORKSPACE": "1"})
+    assert ran.returncode == 0, ran.stderr
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute("SELECT count(*) FROM vtcode_sessions").fetchone()
+    assert row is not None and row[0] == 1
 
 
 def test_registry_commands_and_bad_input(tmp_path: Path, database_url: str) -> None:

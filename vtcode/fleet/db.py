@@ -1,19 +1,17 @@
 """The fleet database: where its URL comes from, connecting, and the schema (migrate).
 
 The URL comes from VTCODE_DATABASE_URL or `fleet.database_url` in the user config, never from a
-workspace vtcode.toml (even a trusted one): a repository must not choose where a worker sends
-every session's events. The schema is versioned in `vtcode_fleet_meta`; `migrate` applies the
-missing steps in one transaction and refuses a database a newer vtcode migrated.
+workspace vtcode.toml (config/fleet_url.py). The schema is versioned in `vtcode_fleet_meta`;
+`migrate` applies the missing steps in one transaction and refuses a database a newer vtcode
+migrated.
 """
 
 from __future__ import annotations
 
-import os
-import tomllib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from vtcode.config.load import read_config_text, user_config_path
+from vtcode.config.fleet_url import fleet_database_url
 from vtcode.errors import ConfigError, VtcodeError
 
 if TYPE_CHECKING:
@@ -97,24 +95,13 @@ CREATE VIEW vtcode_failures_by_outcome AS
 
 def database_url(env: Mapping[str, str] | None = None) -> str:
     """VTCODE_DATABASE_URL, else `fleet.database_url` of the user config; else a usage error."""
-    env = os.environ if env is None else env
-    url = env.get("VTCODE_DATABASE_URL")
-    if url:
-        return url
-    path = user_config_path(env)
-    text = read_config_text(path, required=False) if path is not None else None
-    if text:
-        try:
-            fleet = tomllib.loads(text).get("fleet", {})
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: {e}") from None
-        value = fleet.get("database_url") if isinstance(fleet, dict) else None
-        if isinstance(value, str) and value:
-            return value
-    raise ConfigError(
-        "no fleet database: set VTCODE_DATABASE_URL or fleet.database_url in the user config",
-        hint="vtcode config set --user fleet.database_url postgresql://HOST/DB",
-    )
+    url = fleet_database_url(env)
+    if url is None:
+        raise ConfigError(
+            "no fleet database: set VTCODE_DATABASE_URL or fleet.database_url in the user config",
+            hint="vtcode config set --user fleet.database_url postgresql://HOST/DB",
+        )
+    return url
 
 
 def _psycopg() -> object:

@@ -10,6 +10,7 @@ import os
 import socket
 from pathlib import Path
 
+from vtcode.config.fleet_url import fleet_database_url
 from vtcode.config.model import VtcodeConfig
 from vtcode.store.exports import AtifExporter, CompatExporter, OpenResponsesExporter
 from vtcode.store.exports.central import CentralExporter
@@ -28,8 +29,8 @@ def make_exporters(
     Compatibility export first (`--events` wins over `agent.harness.event_log_path`; an empty
     value turns it off; a relative config path is taken from the workspace), then Open Responses
     (`agent.open_responses.enabled && emit_events`), then ATIF (`telemetry.atif_enabled`),
-    then the fleet's central store (VTCODE_DATABASE_URL in the environment, as a fleet worker
-    sets it for its steps; never from a config a workspace could write), then OpenTelemetry
+    then the fleet's central store (VTCODE_DATABASE_URL, as a fleet worker sets it for its
+    steps, or `fleet.database_url` of the user config; never a workspace's), then OpenTelemetry
     (`telemetry.otel.enabled`; the SDK is imported only then, and a missing SDK or a bad
     endpoint is one warning, not a failed run).
     """
@@ -63,8 +64,8 @@ def make_exporters(
 
 
 def _central(workspace: Path, session_id: str) -> CentralExporter | None:
-    url = os.environ.get("VTCODE_DATABASE_URL")
-    if not url:
+    url = fleet_database_url()
+    if url is None:
         return None
     return CentralExporter(
         url,
