@@ -135,7 +135,7 @@ def test_the_database_restarts_mid_run(
     assert fleet(tmp_path, database_url, "migrate").returncode == 0
     ws = tmp_path / "ws"
     ws.mkdir()
-    r = fleet(tmp_path, database_url, "add", "r", "--workspace", "ws", "--max-steps", "6", "go")
+    r = fleet(tmp_path, database_url, "add", "r", "--workspace", "ws", "--max-steps", "4", "go")
     assert r.returncode == 0, r.stderr
     workers = [
         spawn_vtcode(
@@ -156,8 +156,8 @@ def test_the_database_restarts_mid_run(
         )
     finally:
         stop_workers(workers)
-    assert status(tmp_path, database_url)["r"]["steps_done"] == 6
-    assert assert_store_has_every_event(tmp_path, database_url, [ws]) == 6
+    assert status(tmp_path, database_url)["r"]["steps_done"] == 4
+    assert assert_store_has_every_event(tmp_path, database_url, [ws]) == 4
 
 
 def test_a_worker_that_loses_the_database_stops_its_step_before_its_lease_lapses(
