@@ -47,6 +47,9 @@ def fleet() -> None:
     workspace vtcode.toml). Each step runs exactly as `vtcode loop run --steps 1` in the loop's
     workspace; at most one step of a loop runs at a time across every worker.
     """
+    from vtcode.fleet.db import require_driver
+
+    require_driver()  # before a subcommand imports the driver: a missing extra is exit 2
 
 
 @fleet.command("migrate")

@@ -8,6 +8,7 @@ migrated.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,14 @@ from vtcode.errors import ConfigError, VtcodeError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCHEMA_VERSION", "connect", "database_url", "migrate", "require_schema"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "connect",
+    "database_url",
+    "migrate",
+    "require_driver",
+    "require_schema",
+]
 
 SCHEMA_VERSION = 1
 
@@ -104,17 +112,15 @@ def database_url(env: Mapping[str, str] | None = None) -> str:
     return url
 
 
-def _psycopg() -> object:
-    try:
-        import psycopg
-    except ImportError:
-        raise ConfigError("the fleet needs psycopg", hint="pip install 'vtcode[fleet]'") from None
-    return psycopg
+def require_driver() -> None:
+    """psycopg is the `fleet` extra: without it, one clear error (exit 2), no traceback."""
+    if importlib.util.find_spec("psycopg") is None:
+        raise ConfigError("the fleet needs psycopg", hint="pip install 'vtcode[fleet]'")
 
 
 def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[object, ...]]:
     """One connection; a refused or unreachable server is a clear error (exit 1), no traceback."""
-    _psycopg()
+    require_driver()
     import psycopg
 
     try:
