@@ -38,7 +38,7 @@ from typing import Any
 import psycopg
 
 from vtcode.errors import ExitCode, VtcodeError
-from vtcode.fleet import cron
+from vtcode.fleet import cron, lease
 from vtcode.fleet.db import connect, require_schema
 from vtcode.orient.loop_state import load_state
 from vtcode.orient.models import LoopStatus
@@ -163,81 +163,50 @@ class Worker:
                 )
 
     def _claim(self, db: psycopg.Connection[tuple[object, ...]]) -> bool:
-        with db.transaction():
-            row = db.execute(
-                """UPDATE vtcode_fleet_loops SET running_on = %(host)s, lease_owner = %(me)s,
-                       lease_until = now() + make_interval(secs => %(stall)s), queued = false,
-                       state = 'idle', updated_at = now()
-                   WHERE loop_id = (SELECT loop_id FROM vtcode_fleet_loops
-                       WHERE queue = ANY(%(queues)s) AND NOT paused AND state <> 'complete'
-                         AND ((running_on IS NULL AND queued)
-                              OR (running_on IS NOT NULL AND lease_until < now()))
-                         AND NOT (loop_id = ANY(%(mine)s))
-                       ORDER BY updated_at FOR UPDATE SKIP LOCKED LIMIT 1)
-                   RETURNING loop_id, workspace, prompt, options, max_steps""",
-                {
-                    "host": self.host,
-                    "me": self.owner,
-                    "stall": self.o.stall_timeout,
-                    "queues": list(self.o.queues),
-                    "mine": list(self.running),
-                },
-            ).fetchone()
-            if row is None:
-                return False
-            loop_id, workspace, prompt, options, max_raw = row
-            max_steps = None if max_raw is None else int(str(max_raw))
-            step_row = db.execute(
-                "INSERT INTO vtcode_fleet_steps (loop_id, host) VALUES (%s, %s) RETURNING id",
-                (loop_id, self.owner),
-            ).fetchone()
-        assert step_row is not None
+        c = lease.claim(
+            db,
+            host=self.host,
+            owner=self.owner,
+            stall_timeout=self.o.stall_timeout,
+            queues=self.o.queues,
+            exclude=self.running,
+        )
+        if c is None:
+            return False
         env = {
             **os.environ,
             "VTCODE_HOST_ID": self.host,
-            "VTCODE_FLEET_LOOP_ID": str(loop_id),
+            "VTCODE_FLEET_LOOP_ID": c.loop_id,
             "VTCODE_DATABASE_URL": self.o.url,
         }
-        opts: dict[str, Any] = dict(options) if isinstance(options, dict) else {}
-        argv = _argv(str(loop_id), str(prompt), opts, max_steps)
         try:
             proc = subprocess.Popen(
-                argv,
-                cwd=str(workspace),
+                _argv(c.loop_id, c.prompt, c.options, c.max_steps),
+                cwd=str(c.workspace),
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,  # a step must not outlive its worker
             )
         except OSError as e:  # the workspace is gone on this host: the loop fails visibly
-            db.execute(
-                "UPDATE vtcode_fleet_loops SET running_on = NULL, lease_owner = NULL,"
-                " lease_until = NULL, state = 'failed', last_outcome = %s, updated_at = now()"
-                " WHERE loop_id = %s AND lease_owner = %s",
-                (f"cannot start the step: {e}", loop_id, self.owner),
-            )
-            self.o.notify(f"fleet worker {self.host}: {loop_id}: cannot start the step: {e}")
+            reason = f"cannot start the step: {e}"
+            lease.fail_to_start(db, loop_id=c.loop_id, owner=self.owner, reason=reason)
+            self.o.notify(f"fleet worker {self.host}: {c.loop_id}: {reason}")
             return True
-        self.o.notify(f"fleet worker {self.host}: {loop_id}: step started (pid {proc.pid})")
-        self.running[str(loop_id)] = _Step(
-            str(loop_id), Path(str(workspace)), max_steps, proc, int(str(step_row[0]))
-        )
+        self.o.notify(f"fleet worker {self.host}: {c.loop_id}: step started (pid {proc.pid})")
+        self.running[c.loop_id] = _Step(c.loop_id, c.workspace, c.max_steps, proc, c.step_row)
         return True
 
     def _beat(self, db: psycopg.Connection[tuple[object, ...]]) -> None:
         if not self.running or time.monotonic() - self.last_beat < self.o.stall_timeout / 4:
             return
         ids = list(self.running)
-        rows = db.execute(
-            "UPDATE vtcode_fleet_loops SET lease_until = now() + make_interval(secs => %s)"
-            " WHERE lease_owner = %s AND loop_id = ANY(%s) RETURNING loop_id",
-            (self.o.stall_timeout, self.owner, ids),
-        ).fetchall()
+        held = lease.renew(db, owner=self.owner, stall_timeout=self.o.stall_timeout, loop_ids=ids)
         now = time.monotonic()
         self.last_beat = now
-        for (loop_id,) in rows:
-            self.running[str(loop_id)].renewed = now
-        for lost in set(ids) - {str(r[0]) for r in rows}:
+        for loop_id in held:
+            self.running[loop_id].renewed = now
+        for lost in set(ids) - held:
             self.o.notify(f"fleet worker {self.host}: {lost}: lease taken over; stopping step")
             self.running[lost].renewed = 0.0
 
@@ -285,32 +254,23 @@ class Worker:
             new_state = "idle"
         else:
             new_state = "failed"
-        again = code in (ExitCode.LOCK_BUSY, ExitCode.CANCELLED)
-        with db.transaction():
-            db.execute(
-                """UPDATE vtcode_fleet_loops SET running_on = NULL, lease_owner = NULL,
-                       lease_until = NULL, steps_done = %s, state = %s,
-                       last_session_id = %s, last_outcome = %s, cost_usd = %s, tokens = %s,
-                       queued = queued OR %s OR (schedule IS NULL AND %s = 'idle'),
-                       updated_at = now()
-                   WHERE loop_id = %s AND lease_owner = %s""",
-                (
-                    done,
-                    new_state,
-                    state.last_session_id if state else None,
-                    state.last_outcome if state else None,
-                    u.total_cost_usd if u else 0.0,
-                    (u.input_tokens + u.output_tokens) if u else 0,
-                    again,
-                    new_state,
-                    step.loop_id,
-                    self.owner,
-                ),
-            )
-            db.execute(
-                "UPDATE vtcode_fleet_steps SET ended_at = now(), exit_code = %s WHERE id = %s",
-                (code, step.step_row),
-            )
+        outcome = lease.Outcome(
+            steps_done=done,
+            state=new_state,
+            last_session_id=state.last_session_id if state else None,
+            last_outcome=state.last_outcome if state else None,
+            cost_usd=u.total_cost_usd if u else 0.0,
+            tokens=(u.input_tokens + u.output_tokens) if u else 0,
+            again=code in (ExitCode.LOCK_BUSY, ExitCode.CANCELLED),
+        )
+        lease.release(
+            db,
+            loop_id=step.loop_id,
+            owner=self.owner,
+            step_row=step.step_row,
+            exit_code=code,
+            outcome=outcome,
+        )
         self.o.notify(f"fleet worker {self.host}: {step.loop_id}: step ended (exit {code})")
 
     # -- the process ------------------------------------------------------------------------
