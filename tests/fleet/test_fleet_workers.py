@@ -1,9 +1,10 @@
 """Fleet workers on a real PostgreSQL, through the real CLI: a loop's steps across several workers
 and hosts, a SIGKILLed worker's step re-run, every event of every session in the central store,
-cron ticks fired once with three workers, and a database restart in the middle of a run."""
+cron ticks fired exactly once each with three workers, and a database restart mid-run."""
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import os
@@ -26,6 +27,7 @@ from tests.fleet.support import (
     status,
     stop_workers,
 )
+from vtcode.fleet import cron
 
 
 def test_four_workers_on_two_hosts_survive_a_sigkilled_worker(
@@ -90,41 +92,50 @@ def test_four_workers_on_two_hosts_survive_a_sigkilled_worker(
     assert len(json.loads(per_loop.stdout)["sessions"]) == 5
 
 
-def test_a_cron_schedule_fires_once_per_tick_with_three_workers(
+def test_a_cron_schedule_fires_exactly_once_per_tick_with_three_workers(
     tmp_path: Path, database_url: str
 ) -> None:
+    """Time enters a schedule through the loop's `next_fire`, which the workers compare with the
+    database's now() (cron.next_after only computes the next one). So a tick comes due exactly
+    when `next_fire` is in the past: the test makes three ticks due, one after another, instead
+    of waiting on the clock, and each must give exactly one fire and exactly one step, with
+    three workers polling. The schedule is added while the workers already run."""
     assert fleet(tmp_path, database_url, "migrate").returncode == 0
     (tmp_path / "ws").mkdir()
-    r = fleet(
-        tmp_path,
-        database_url,
-        "add",
-        "tick",
-        "--workspace",
-        "ws",
-        "--schedule",
-        "*/2 * * * * *",
-        "tick step",
-    )
-    assert r.returncode == 0, r.stderr
     workers = [start_worker(tmp_path, database_url, f"h{i}") for i in range(3)]
+    far = (dt.date.today().month + 5) % 12 + 1  # its real next tick is months away
+    schedule = f"0 0 1 {far} *"
 
-    def fires() -> list[Any]:
-        with psycopg.connect(database_url) as conn:
-            return conn.execute("SELECT tick FROM vtcode_fleet_fires ORDER BY tick").fetchall()
+    def db(sql: str, *args: object) -> list[Any]:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            return conn.execute(sql.encode(), args).fetchall()
 
+    def idle_after(k: int) -> bool:
+        row = status(tmp_path, database_url)["tick"]
+        return (row["steps_done"], row["state"]) == (k, "idle")
+
+    ticks = []
     try:
-        wait_until(lambda: len(fires()) >= 3, "three ticks", timeout=30)
+        r = fleet(
+            tmp_path, database_url, "add", "tick", "--workspace", "ws", "--schedule", schedule, "t"
+        )
+        assert r.returncode == 0, r.stderr
+        for k in (1, 2, 3):
+            [(tick,)] = db(
+                "UPDATE vtcode_fleet_loops SET next_fire = date_trunc('second', now())"
+                " - make_interval(mins => %s) RETURNING next_fire",
+                10 - k,
+            )
+            ticks.append(tick)
+            # idle again: the tick's step ran and nothing waits (a second fire would queue one)
+            wait_until(lambda k=k: idle_after(k), f"the one step of tick {k}")
+            assert db("SELECT count(*) FROM vtcode_fleet_steps") == [(k,)]
     finally:
         stop_workers(workers)
-    ticks = [t for (t,) in fires()]
-    assert all(t.second % 2 == 0 for t in ticks)
-    with psycopg.connect(database_url) as conn:
-        steps = conn.execute("SELECT count(*) FROM vtcode_fleet_steps").fetchone()
-    assert steps is not None
-    # one step per tick at most, whatever the number of workers (a tick while one ran: none)
-    assert 1 <= steps[0] <= len(ticks)
-    assert status(tmp_path, database_url)["tick"]["steps_done"] == steps[0]
+    assert [t for (t,) in db("SELECT tick FROM vtcode_fleet_fires ORDER BY tick")] == ticks
+    assert db("SELECT count(*) FROM vtcode_fleet_steps WHERE exit_code = 0") == [(3,)]
+    [(next_fire, now)] = db("SELECT next_fire, now() FROM vtcode_fleet_loops")
+    assert next_fire == cron.next_after(schedule, now)  # back on the schedule's real ticks
 
 
 def test_the_database_restarts_mid_run(
