@@ -81,6 +81,10 @@ def test_registry_commands_and_bad_input(tmp_path: Path, database_url: str) -> N
         "0 4 * * *",
         "--max-steps",
         "2",
+        "--max-cost",
+        "1.5",
+        "--max-tokens",
+        "9000",
         "--queue",
         "q1",
         "keep docs",
@@ -99,8 +103,14 @@ def test_registry_commands_and_bad_input(tmp_path: Path, database_url: str) -> N
         "last_session_id": None,
         "last_outcome": None,
         "cost_usd": 0.0,
+        "max_cost_usd": 1.5,
         "tokens": 0,
+        "max_tokens": 9000,
     }
+    text = fleet(tmp_path, database_url, "status")
+    assert text.returncode == 0, text.stderr
+    [line] = text.stdout.splitlines()
+    assert line.split("\t")[1:5] == ["idle", "steps 0/2", "$0.0000/$1.5000", "0/9000 tok"]
     assert fleet(tmp_path, database_url, "run-now", "x").returncode == 0
     assert status(tmp_path, database_url)["x"]["state"] == "queued"
     assert fleet(tmp_path, database_url, "pause", "x").returncode == 0
@@ -135,6 +145,10 @@ def test_budgets_hold_fleet_wide(tmp_path: Path, database_url: str) -> None:
     used = [s["input_tokens"] + s["output_tokens"] for s in state["steps"]]
     assert row["steps_done"] == len(used) == 3
     assert row["tokens"] == sum(used) >= 3000 > sum(used[:-1])
+    assert (row["max_tokens"], row["max_cost_usd"], row["max_steps"]) == (3000, None, None)
+    [line] = fleet(tmp_path, database_url, "status").stdout.splitlines()
+    assert f"{sum(used)}/3000 tok" in line.split("\t")
+    assert "steps 3/-" in line.split("\t")
 
 
 SLOW_FOR = SLOW_ONCE.replace("exec sleep 60", 'exec sleep \\"$(cat slow.secs)\\"')

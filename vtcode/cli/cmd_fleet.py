@@ -219,11 +219,20 @@ def worker(
     )
 
 
+def _limit(v: object) -> str:
+    """A budget as `status` prints it: `-` when the loop has none."""
+    return "-" if v is None else str(v)
+
+
 @fleet.command("status")
 @click.option("--json", "as_json", is_flag=True, help='{"loops": [...]} as JSON.')
 @click.pass_obj
 def status(app: AppContext, as_json: bool) -> int:
-    """Every loop: state, steps, where it runs, its last session, cost and tokens."""
+    """Every loop: state, steps, where it runs, its last session, cost and tokens.
+
+    Used and budget side by side (steps 3/10, $0.0123/$5.0000, 4200/9000 tok; `-` when a loop
+    has no such budget), as max_steps, max_cost_usd and max_tokens in --json.
+    """
     from vtcode.fleet.registry import loops
 
     with _conn() as conn:
@@ -238,13 +247,14 @@ def status(app: AppContext, as_json: bool) -> int:
     if not rows:
         _say(app, "no fleet loops yet")
     for r in rows:
-        steps = f"{r['steps_done']}/{r['max_steps'] if r['max_steps'] is not None else '-'}"
+        steps = f"{r['steps_done']}/{_limit(r['max_steps'])}"
+        max_cost = r["max_cost_usd"]
         fields = [
             r["loop_id"],
             r["state"] + (f"@{r['running_on']}" if r["running_on"] else ""),
             f"steps {steps}",
-            f"${r['cost_usd']:.4f}",
-            f"{r['tokens']} tok",
+            f"${r['cost_usd']:.4f}/" + ("-" if max_cost is None else f"${max_cost:.4f}"),
+            f"{r['tokens']}/{_limit(r['max_tokens'])} tok",
             r["last_session_id"] or "-",
             r["last_outcome"] or "-",
         ]

@@ -136,13 +136,15 @@ def _state(row: dict[str, Any], now: dt.datetime) -> str:
 
 
 def loops(conn: psycopg.Connection[tuple[object, ...]]) -> list[dict[str, Any]]:
-    """Every loop as `fleet status --json` shows it."""
+    """Every loop as `fleet status --json` shows it: its budgets (max_steps, max_cost_usd,
+    max_tokens; null when unset) next to what it used so far."""
     with conn.cursor(row_factory=dict_row) as cur:
         now = cur.execute("SELECT now() AS now").fetchone()["now"]  # type: ignore[index]
         rows = cur.execute("SELECT * FROM vtcode_fleet_loops ORDER BY loop_id").fetchall()
     out = []
     for r in rows:
         state = _state(r, now)
+        opts = r["options"] if isinstance(r["options"], dict) else {}
         out.append(
             {
                 "loop_id": r["loop_id"],
@@ -156,7 +158,9 @@ def loops(conn: psycopg.Connection[tuple[object, ...]]) -> list[dict[str, Any]]:
                 "last_session_id": r["last_session_id"],
                 "last_outcome": r["last_outcome"],
                 "cost_usd": r["cost_usd"],
+                "max_cost_usd": opts.get("max_cost_usd"),
                 "tokens": r["tokens"],
+                "max_tokens": opts.get("max_tokens"),
             }
         )
     return out
