@@ -11,9 +11,9 @@ from typing import Any
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_provider, complete_script
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
+from vtcode.cli.loop_opts import loop_run_options
 
 WORKER_EPILOG = """VTCODE_HOST_ID names this worker's host in `fleet status` (default: the
 hostname). SIGTERM or SIGINT: take no new step, let running steps finish (after --grace
@@ -79,13 +79,7 @@ def migrate(app: AppContext, as_json: bool) -> int:
     help="The loop's workspace (the same path on every worker's host).",
 )
 @click.option("--schedule", help="Cron (5 fields, or 6 with seconds first); none = back-to-back.")
-@click.option("--max-steps", type=click.IntRange(min=0), help="Budget: total steps.")
-@click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD.")
-@click.option("--max-tokens", type=click.IntRange(min=0), help="Budget: total tokens.")
-@click.option("--provider", shell_complete=complete_provider, help="As for `loop run`.")
-@click.option("--model", help="Model id (overrides agent.model).")
-@click.option("--script", shell_complete=complete_script, help="Replay script (path or name).")
-@click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step.")
+@loop_run_options
 @click.option("--queue", default="default", show_default=True, help="Workers of this queue.")
 @click.argument("words", nargs=-1, required=True, metavar="PROMPT")
 @click.pass_obj
@@ -95,11 +89,11 @@ def add(
     ws: Path,
     schedule: str | None,
     max_steps: int | None,
-    max_cost: float | None,
     max_tokens: int | None,
+    max_cost: float | None,
     provider: str | None,
-    model: str | None,
     script: str | None,
+    model: str | None,
     max_turns: int | None,
     queue: str,
     words: tuple[str, ...],

@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_loop_id, complete_provider, complete_script
+from vtcode.cli.cmd_completion import complete_loop_id
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
+from vtcode.cli.loop_opts import loop_run_options
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 if TYPE_CHECKING:
@@ -44,21 +45,7 @@ def loop() -> None:
     show_default=True,
     help="Steps to run in this invocation.",
 )
-@click.option("--max-steps", type=click.IntRange(min=0), help="Budget: total steps (stored).")
-@click.option("--max-tokens", type=click.IntRange(min=0), help="Budget: total tokens (stored).")
-@click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD (stored).")
-@click.option(
-    "--provider",
-    shell_complete=complete_provider,
-    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
-)
-@click.option(
-    "--script",
-    shell_complete=complete_script,
-    help="Replay script: a path or a shipped script name.",
-)
-@click.option("--model", help="Model id (overrides agent.model).")
-@click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step.")
+@loop_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run report (and state) as JSON.")
 @click.argument("words", nargs=-1, metavar="[PROMPT|-]")
 @sandbox_option
