@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from tests.exec_support import spawn_vtcode, vtcode
+from tests.fleet.pgcluster import wait_until
 
 STALL = "3"
 
@@ -24,6 +25,22 @@ def status(tmp: Path, url: str) -> dict[str, dict[str, Any]]:
     r = fleet(tmp, url, "status", "--json")
     assert r.returncode == 0, r.stderr
     return {row["loop_id"]: row for row in json.loads(r.stdout)["loops"]}
+
+
+def wait_for_loop(
+    tmp: Path, url: str, loop_id: str, what: str, timeout: float = 60, **want: object
+) -> dict[str, Any]:
+    """Poll `fleet status --json` until loop_id's row has every field of `want` (e.g.
+    state="complete"), failing with `what` after `timeout` seconds; the row that matched."""
+    row: dict[str, Any] = {}
+
+    def matches() -> bool:
+        nonlocal row
+        row = status(tmp, url).get(loop_id, {})
+        return all(row.get(k) == v for k, v in want.items())
+
+    wait_until(matches, what, timeout)
+    return row
 
 
 def start_worker(tmp: Path, url: str, host: str, *extra: str) -> subprocess.Popen[str]:

@@ -19,6 +19,7 @@ from tests.fleet.support import (
     start_worker,
     status,
     stop_workers,
+    wait_for_loop,
 )
 
 
@@ -133,11 +134,7 @@ def test_budgets_hold_fleet_wide(tmp_path: Path, database_url: str) -> None:
     assert r.returncode == 0, r.stderr
     workers = [start_worker(tmp_path, database_url, f"h{i}") for i in range(2)]
     try:
-        wait_until(
-            lambda: status(tmp_path, database_url)["cap"]["state"] == "complete",
-            "the budget stop",
-            timeout=60,
-        )
+        wait_for_loop(tmp_path, database_url, "cap", "the budget stop", state="complete")
     finally:
         stop_workers(workers)
     row = status(tmp_path, database_url)["cap"]
@@ -204,7 +201,7 @@ def test_a_loop_whose_workspace_is_gone_fails_visibly(tmp_path: Path, database_u
     ws.rmdir()
     worker = start_worker(tmp_path, database_url, "h")
     try:
-        wait_until(lambda: status(tmp_path, database_url)["g"]["state"] == "failed", "failed")
+        wait_for_loop(tmp_path, database_url, "g", "the loop to fail", state="failed")
     finally:
         stop_workers([worker])
     assert "cannot start the step" in status(tmp_path, database_url)["g"]["last_outcome"]

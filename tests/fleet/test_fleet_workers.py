@@ -26,6 +26,7 @@ from tests.fleet.support import (
     start_worker,
     status,
     stop_workers,
+    wait_for_loop,
 )
 from vtcode.fleet import cron
 
@@ -110,10 +111,6 @@ def test_a_cron_schedule_fires_exactly_once_per_tick_with_three_workers(
         with psycopg.connect(database_url, autocommit=True) as conn:
             return conn.execute(sql.encode(), args).fetchall()
 
-    def idle_after(k: int) -> bool:
-        row = status(tmp_path, database_url)["tick"]
-        return (row["steps_done"], row["state"]) == (k, "idle")
-
     ticks = []
     try:
         r = fleet(
@@ -128,7 +125,14 @@ def test_a_cron_schedule_fires_exactly_once_per_tick_with_three_workers(
             )
             ticks.append(tick)
             # idle again: the tick's step ran and nothing waits (a second fire would queue one)
-            wait_until(lambda k=k: idle_after(k), f"the one step of tick {k}")
+            wait_for_loop(
+                tmp_path,
+                database_url,
+                "tick",
+                f"the one step of tick {k}",
+                steps_done=k,
+                state="idle",
+            )
             assert db("SELECT count(*) FROM vtcode_fleet_steps") == [(k,)]
     finally:
         stop_workers(workers)
@@ -160,10 +164,8 @@ def test_the_database_restarts_mid_run(
         wait_until(lambda: status(tmp_path, database_url)["r"]["steps_done"] >= 2, "two steps")
         pg_server.stop("fast")
         pg_server.start()
-        wait_until(
-            lambda: status(tmp_path, database_url)["r"]["state"] == "complete",
-            "the loop to complete after the restart",
-            timeout=60,
+        wait_for_loop(
+            tmp_path, database_url, "r", "the loop to complete after the restart", state="complete"
         )
     finally:
         stop_workers(workers)
@@ -213,11 +215,7 @@ def test_a_worker_that_loses_the_database_stops_its_step_before_its_lease_lapses
             wait_until(lambda: first_step_exit() is not None, "the fenced step to stop", 20)
         finally:
             pg_server.start()
-        wait_until(
-            lambda: status(tmp_path, database_url)["f"]["state"] == "complete",
-            "the loop to complete",
-            timeout=60,
-        )
+        wait_for_loop(tmp_path, database_url, "f", "the loop to complete", state="complete")
     finally:
         stop_workers([worker])
     assert first_step_exit() == 130  # cancelled cleanly by its own worker, not killed
