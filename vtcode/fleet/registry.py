@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "LOOP_RUN_FLAGS",
     "LoopSpec",
     "add",
     "events",
+    "loop_run_argv",
     "loops",
     "raw_line",
     "remove",
@@ -54,8 +56,31 @@ class LoopSpec:
     max_turns: int | None = None
 
     def options(self) -> dict[str, Any]:
-        keys = ("max_cost_usd", "max_tokens", "provider", "model", "script", "max_turns")
-        return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
+        """The stored `options` of the loop's row: what the worker passes to `loop run`."""
+        return {k: getattr(self, k) for k in LOOP_RUN_FLAGS if getattr(self, k) is not None}
+
+
+# A loop's stored option -> the `loop run` flag it is passed as (cli/loop_opts.py declares the
+# flags). max_steps is a column of its own (the registry compares steps_done with it).
+LOOP_RUN_FLAGS = {
+    "max_cost_usd": "--max-cost",
+    "max_tokens": "--max-tokens",
+    "provider": "--provider",
+    "model": "--model",
+    "script": "--script",
+    "max_turns": "--max-turns",
+}
+
+
+def loop_run_argv(options: dict[str, Any], max_steps: int | None) -> list[str]:
+    """`loop run` flags for a loop's stored options and step budget."""
+    argv: list[str] = []
+    for key, flag in LOOP_RUN_FLAGS.items():
+        if options.get(key) is not None:
+            argv += [flag, str(options[key])]
+    if max_steps is not None:
+        argv += ["--max-steps", str(max_steps)]
+    return argv
 
 
 def add(conn: psycopg.Connection[tuple[object, ...]], spec: LoopSpec) -> None:

@@ -40,6 +40,7 @@ import psycopg
 from vtcode.errors import ExitCode, VtcodeError
 from vtcode.fleet import cron, lease
 from vtcode.fleet.db import connect, require_schema
+from vtcode.fleet.registry import loop_run_argv
 from vtcode.orient.loop_state import load_state
 from vtcode.orient.models import LoopStatus
 from vtcode.store.exports.central import sync_session
@@ -81,20 +82,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 def _argv(loop_id: str, prompt: str, opts: dict[str, Any], max_steps: int | None) -> list[str]:
     argv = [sys.executable, "-m", "vtcode", "-q", "loop", "run", "--id", loop_id, "--steps", "1"]
-    flags = {
-        "max_cost_usd": "--max-cost",
-        "max_tokens": "--max-tokens",
-        "provider": "--provider",
-        "model": "--model",
-        "script": "--script",
-        "max_turns": "--max-turns",
-    }
-    for key, flag in flags.items():
-        if opts.get(key) is not None:
-            argv += [flag, str(opts[key])]
-    if max_steps is not None:
-        argv += ["--max-steps", str(max_steps)]
-    return [*argv, "--", prompt]
+    return [*argv, *loop_run_argv(opts, max_steps), "--", prompt]
 
 
 class Worker:
