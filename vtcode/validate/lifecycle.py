@@ -14,11 +14,12 @@ of distinct item ids, whatever the length of the log.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from vtcode.validate.report import ProblemCode, Severity
 
-__all__ = ["Emit", "Lifecycle"]
+__all__ = ["Boundary", "Emit", "Lifecycle", "SpeculativeLifecycle"]
 
 # (line, pointer, code, severity, message, value)
 Emit = Callable[[int, str, ProblemCode, Severity, str, Any], None]
@@ -53,29 +54,80 @@ class Lifecycle:
         self.open_types: dict[str, Any] = {}
         self.invocations: set[str] = set()
 
-    def _next_run(self, line: int, event: dict[str, Any]) -> None:
+    def _next_run(self, line: int, tid: str | None) -> None:
         """A resume: per-run state starts afresh; the thread id must stay the same."""
         self.completed_line = 0
         self.started_line = line
         self.items.clear()
         self.open_types.clear()
         self.invocations.clear()
-        tid = event.get("thread_id")
-        if self.thread_id is not None and isinstance(tid, str) and tid != self.thread_id:
-            self._emit(
-                line,
-                self._ev + "/thread_id",
-                ProblemCode.THREAD_ID_MISMATCH,
-                _W,
-                f"resumed run's thread_id {_q(tid)} differs from {_q(self.thread_id)}",
-                tid,
-            )
+        if tid is not None:
+            self._check_thread_id(line, tid, resumed=True)
 
-    def feed(self, line: int, etype: str, event: dict[str, Any]) -> None:
+    def _check_thread_id(self, line: int, tid: str, *, resumed: bool) -> None:
+        """Every event that names a thread names the thread of the first thread.started."""
+        if self.thread_id is None or tid == self.thread_id:
+            return
+        if resumed:
+            message = f"resumed run's thread_id {_q(tid)} differs from {_q(self.thread_id)}"
+        else:
+            message = f"thread_id {_q(tid)} differs from {_q(self.thread_id)} of thread.started"
+        self._emit(line, self._ev + "/thread_id", ProblemCode.THREAD_ID_MISMATCH, _W, message, tid)
+
+    def _second_start(self, line: int) -> None:
+        self._emit(
+            line,
+            self._ev + "/type",
+            ProblemCode.DUPLICATE_THREAD_STARTED,
+            _E,
+            f"a second thread.started (the first is at line {self.started_line})",
+            None,
+        )
+
+    def _not_started(self, line: int, iid: str) -> None:
+        self._emit(
+            line,
+            self._ev + "/item/id",
+            ProblemCode.ITEM_NOT_STARTED,
+            _E,
+            f"item.updated for item {_q(iid)}, which was never started",
+            iid,
+        )
+
+    def feed_event(self, line: int, etype: str, event: dict[str, Any]) -> None:
+        """`feed` with the facts taken from a decoded JSON object (the exact path)."""
+        tid = event.get("thread_id")
+        item = event.get("item")
+        iid = item.get("id") if type(item) is dict else None
+        if type(iid) is not str:
+            self.feed(line, etype, tid if type(tid) is str else None)
+            return
+        assert type(item) is dict
+        call_id = item.get("call_id")
+        self.feed(
+            line,
+            etype,
+            tid if type(tid) is str else None,
+            iid,
+            item.get("type"),
+            call_id if type(call_id) is str else None,
+        )
+
+    def feed(
+        self,
+        line: int,
+        etype: str,
+        tid: str | None,
+        iid: str | None = None,
+        itype: object = None,
+        call_id: str | None = None,
+    ) -> None:
+        """One event, as the facts the rules need: its type, its `thread_id` (None when absent
+        or not a string) and, for an item event, the item's id, type and `call_id`."""
         emit = self._emit
         if self.completed_line:
             if etype == "thread.started":
-                self._next_run(line, event)
+                self._next_run(line, tid)
                 return
             if etype == "thread.compact_boundary":
                 return  # `vtcode compact` between runs: an offline, manual compaction
@@ -111,7 +163,8 @@ class Lifecycle:
                     etype,
                 )
         if etype in _ITEM_EVENTS:
-            self._item(line, etype, event)
+            if iid is not None:
+                self._item(line, etype, iid, itype, call_id)
         elif etype == "turn.started":
             if self.turn_line:
                 emit(
@@ -138,54 +191,45 @@ class Lifecycle:
                 )
         elif etype == "thread.started":
             if self.started_line:
-                emit(
-                    line,
-                    self._ev + "/type",
-                    ProblemCode.DUPLICATE_THREAD_STARTED,
-                    _E,
-                    f"a second thread.started (the first is at line {self.started_line})",
-                    None,
-                )
+                self._second_start(line)
             else:
                 self.started_line = line
-                tid = event.get("thread_id")
-                self.thread_id = tid if isinstance(tid, str) else None
+                self.thread_id = tid
                 return
         elif etype == "thread.completed":
             self._thread_completed(line)
-        if self.thread_id is not None and "thread_id" in event:
-            tid = event["thread_id"]
-            if tid != self.thread_id and isinstance(tid, str):
-                emit(
-                    line,
-                    self._ev + "/thread_id",
-                    ProblemCode.THREAD_ID_MISMATCH,
-                    _W,
-                    f"thread_id {_q(tid)} differs from {_q(self.thread_id)} of thread.started",
-                    tid,
-                )
+        if tid is not None:
+            self._check_thread_id(line, tid, resumed=False)
 
-    def _item(self, line: int, etype: str, event: dict[str, Any]) -> None:
-        item = event.get("item")
-        if type(item) is not dict:
+    def item(self, line: int, etype: str, iid: str, itype: str, call_id: str | None) -> None:
+        """`feed` for an item event of a line the screen proved valid: the same rules, with the
+        two common cases (a new item starts; an open item is updated or completed) inline."""
+        if self.completed_line or not self.seen_any:
+            self.feed(line, etype, None, iid, itype, call_id)
             return
-        iid = item.get("id")
-        if type(iid) is not str:
+        items = self.items
+        state = items.get(iid)
+        if state is None:
+            if etype == "item.started" and itype != "tool_output":
+                items[iid] = line
+                self.open_types[iid] = itype
+                if itype == "tool_invocation":
+                    self.invocations.add(iid)
+                return
+        elif state > 0 and etype != "item.started" and self.open_types[iid] == itype:
+            if etype == "item.completed":
+                items[iid] = -line
+                del self.open_types[iid]
             return
-        itype = item.get("type")
+        self._item(line, etype, iid, itype, call_id)
+
+    def _item(self, line: int, etype: str, iid: str, itype: object, call_id: str | None) -> None:
         ptr = self._ev + "/item/id"
         state = self.items.get(iid)
         emit = self._emit
         if state is None:
             if etype == "item.updated":
-                emit(
-                    line,
-                    ptr,
-                    ProblemCode.ITEM_NOT_STARTED,
-                    _E,
-                    f"item.updated for item {_q(iid)}, which was never started",
-                    iid,
-                )
+                self._not_started(line, iid)
             elif etype == "item.started":
                 self.items[iid] = line
                 self.open_types[iid] = itype
@@ -193,8 +237,8 @@ class Lifecycle:
                 self.items[iid] = -line
             if itype == "tool_invocation":
                 self.invocations.add(iid)
-            elif itype == "tool_output":
-                self._call_id(line, item)
+            elif itype == "tool_output" and call_id is not None:
+                self._call_id(line, call_id)
         elif state < 0:
             emit(
                 line,
@@ -228,9 +272,8 @@ class Lifecycle:
                 self.items[iid] = -line
                 del self.open_types[iid]
 
-    def _call_id(self, line: int, item: dict[str, Any]) -> None:
-        call_id = item.get("call_id")
-        if isinstance(call_id, str) and call_id not in self.invocations:
+    def _call_id(self, line: int, call_id: str) -> None:
+        if call_id not in self.invocations:
             self._emit(
                 line,
                 self._ev + "/item/call_id",
@@ -272,6 +315,42 @@ class Lifecycle:
             None,
         )
 
+    def join(self, boundary: Boundary, emit: Emit) -> bool:
+        """Take over after a range checked by `SpeculativeLifecycle` from this state's end.
+
+        False when the range's assumption does not hold here (nothing is changed then: the
+        caller validates the file in one pass). Otherwise the boundary's deferred checks are
+        made through `emit`, in line order, and this state becomes the state at the end of the
+        range (for `finish`).
+        """
+        if (
+            boundary.inexact
+            or not self.seen_any
+            or self.completed_line
+            or self.turn_line
+            or (boundary.listed_open_items and self.open_types)
+            or not boundary.first_seen.isdisjoint(self.items)
+        ):
+            return False
+        deferred = sorted(
+            [(line, call_id, None) for line, call_id in boundary.call_misses]
+            + [(line, tid, resumed) for line, tid, resumed in boundary.thread_ids],
+            key=lambda d: d[0],
+        )
+        own = self._emit
+        self._emit = emit
+        try:
+            for line, value, resumed in deferred:
+                if resumed is None:
+                    self._call_id(line, value)
+                else:
+                    self._check_thread_id(line, value, resumed=resumed)
+        finally:
+            self._emit = own
+        self.turn_line = boundary.turn_line
+        self.completed_line = boundary.completed_line
+        return True
+
     def finish(self, last_line: int) -> None:
         """End-of-log rules (skipped for `--partial`, where the log may still be growing)."""
         if self._partial or not self.seen_any:
@@ -294,3 +373,74 @@ class Lifecycle:
                 "end of log without thread.completed (use --partial for a live session)",
                 None,
             )
+
+
+@dataclass
+class Boundary:
+    """What the second half of a split file left open: the facts only the first half decides.
+
+    Produced by `SpeculativeLifecycle` (the child process), consumed by `Lifecycle.join` (the
+    parent, which holds the first half's final state). Small: ids and a few lines, no items map.
+    """
+
+    first_seen: set[str] = field(default_factory=set)  # item ids looked up before any resume
+    call_misses: list[tuple[int, str]] = field(default_factory=list)  # (line, call_id)
+    thread_ids: list[tuple[int, str, bool]] = field(default_factory=list)  # (line, tid, resumed)
+    listed_open_items: bool = False  # a thread.completed listed open items before any resume
+    inexact: bool = False  # a rule needed the first half's lines (a second thread.started)
+    turn_line: int = 0
+    completed_line: int = 0
+
+
+class SpeculativeLifecycle(Lifecycle):
+    """The rules for a range that starts mid-log, assuming the common state at its start.
+
+    The assumption: a thread was started, no turn is open, no item id of this range was used
+    before it, the thread has not completed. Every decision that could depend on the lines
+    before is recorded in `boundary` instead (thread ids, call ids) or marks the assumption
+    used (ids looked up); `Lifecycle.join` checks the assumption against the real state and the
+    caller falls back to one sequential pass when it does not hold, so the result is exact.
+    """
+
+    def __init__(self, emit: Emit, *, partial: bool, event_pointer: str) -> None:
+        super().__init__(emit, partial=partial, event_pointer=event_pointer)
+        self.seen_any = True
+        self.started_line = -1  # started before this range, at a line unknown here
+        self.boundary = Boundary()
+        self._resumed = False
+
+    def _next_run(self, line: int, tid: str | None) -> None:
+        if not self._resumed:
+            self._resumed = True
+            self.boundary.first_seen.update(self.items)
+        super()._next_run(line, tid)
+
+    def _check_thread_id(self, line: int, tid: str, *, resumed: bool) -> None:
+        self.boundary.thread_ids.append((line, tid, resumed))
+
+    def _second_start(self, line: int) -> None:
+        self.boundary.inexact = True
+
+    def _not_started(self, line: int, iid: str) -> None:
+        if not self._resumed:
+            self.boundary.first_seen.add(iid)
+        super()._not_started(line, iid)
+
+    def _call_id(self, line: int, call_id: str) -> None:
+        if self._resumed or call_id in self.invocations:
+            super()._call_id(line, call_id)
+        else:
+            self.boundary.call_misses.append((line, call_id))
+
+    def _open_items(self, line: int, where: str) -> None:
+        if not self._resumed:
+            self.boundary.listed_open_items = True
+        super()._open_items(line, where)
+
+    def close(self) -> Boundary:
+        """The boundary facts, once the range is done."""
+        if not self._resumed:
+            self.boundary.first_seen.update(self.items)
+        self.boundary.turn_line = self.turn_line
+        self.boundary.completed_line = self.completed_line
+        return self.boundary

@@ -1,13 +1,18 @@
 """Read a JSONL stream line by line with bounded memory, even when a line is 100 MB of garbage.
 
-Ordinary lines come from one `readline(1 MiB)` call. A longer line is gathered chunk by chunk into
-one growing buffer, never more than `max_line_bytes + 1` bytes (a plain `readline(cap)` would
-hold the chunks *and* their join, twice the cap); past the cap the rest is skipped in chunks.
+The stream is read in blocks of up to 1 MiB (`read1`: a pipe or a live log yields what it has,
+without waiting for a full block) and split on newlines in C; a `readline` call per line cost
+more than decoding the line. A line that spans blocks is gathered in one buffer that never holds
+more than `max_line_bytes` plus one block; past the cap the rest of the line is skipped block by
+block and reported as too long. `limit` bounds the bytes read (one byte range of a file, for the
+two-process split in `vtcode.validate.split`).
+
+Lines are yielded WITHOUT their newline; `kind` says whether there was one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 __all__ = ["LAST_UNTERMINATED", "OK", "TOO_LONG", "LineReader"]
@@ -23,59 +28,72 @@ TOO_LONG = 2  # longer than the cap: `data` is empty and `long_line_size` says h
 class LineReader:
     """Iterate `(line_number, data, kind)` over a binary stream; `bytes_read` tracks progress."""
 
-    def __init__(self, stream: BinaryIO, max_line_bytes: int) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        max_line_bytes: int,
+        *,
+        limit: int | None = None,
+        first_line: int = 1,
+        block_size: int = _CHUNK,
+    ) -> None:
         self._stream = stream
-        self._limit = max_line_bytes + 1  # content plus its newline
+        self._block = block_size
+        self._cap = max_line_bytes
+        self._limit = limit
+        self._first = first_line
         self.bytes_read = 0
         self.long_line_size = 0
 
+    def _reader(self) -> Callable[[int], bytes]:
+        read1: Callable[[int], bytes] | None = getattr(self._stream, "read1", None)
+        return read1 if read1 is not None else self._stream.read
+
     def __iter__(self) -> Iterator[tuple[int, bytes | bytearray, int]]:
-        readline = self._stream.readline
-        limit = self._limit
-        first = min(limit, _CHUNK)
-        number = 0
-        while True:
-            data: bytes | bytearray = readline(first)
-            if not data:
-                return
-            number += 1
-            self.bytes_read += len(data)
-            if data[-1] != 0x0A and len(data) == first:
-                data = self._gather(data)
-                if not data:
+        read = self._reader()
+        cap = self._cap
+        left = self._limit
+        number = self._first - 1
+        carry = bytearray()  # the start of a line no block has finished yet
+        skipped = -1  # >= 0 while inside an over-long line: its size so far
+        while left is None or left > 0:
+            block = read(self._block if left is None else min(self._block, left))
+            if not block:
+                break
+            self.bytes_read += len(block)
+            if left is not None:
+                left -= len(block)
+            parts = block.split(b"\n")
+            tail = parts.pop()
+            if parts:
+                head = parts[0]
+                if skipped >= 0:
+                    number += 1
+                    self.long_line_size = skipped + len(head)
+                    skipped = -1
                     yield number, b"", TOO_LONG
-                    continue
-            if data[-1] == 0x0A:
-                yield number, data, OK
-            else:
-                yield number, data, LAST_UNTERMINATED
-
-    def _gather(self, head: bytes | bytearray) -> bytearray:
-        """The rest of a long line, or an empty buffer (and a skip) once it passes the cap."""
-        buf = bytearray(head)
-        readline = self._stream.readline
-        while len(buf) < self._limit:
-            chunk = readline(min(_CHUNK, self._limit - len(buf)))
-            if not chunk:
-                return buf
-            self.bytes_read += len(chunk)
-            buf += chunk
-            if chunk[-1] == 0x0A:
-                return buf
-        size = len(buf)
-        del buf
-        self._skip_rest(size)
-        return bytearray()
-
-    def _skip_rest(self, size: int) -> None:
-        """Drop the remainder of an over-long line without holding it."""
-        while True:
-            chunk = self._stream.readline(_CHUNK)
-            if not chunk:
-                break
-            self.bytes_read += len(chunk)
-            size += len(chunk)
-            if chunk[-1] == 0x0A:
-                size -= 1
-                break
-        self.long_line_size = size
+                    parts = parts[1:]
+                elif carry:
+                    carry += head
+                    parts[0] = bytes(carry)
+                    carry = bytearray()
+                for data in parts:
+                    number += 1
+                    if len(data) > cap:
+                        self.long_line_size = len(data)
+                        yield number, b"", TOO_LONG
+                    else:
+                        yield number, data, OK
+            if skipped >= 0:
+                skipped += len(tail)
+                continue
+            carry += tail
+            if len(carry) > cap:
+                skipped = len(carry)
+                carry = bytearray()
+        if skipped >= 0:
+            number += 1
+            self.long_line_size = skipped
+            yield number, b"", TOO_LONG
+        elif carry:
+            yield number + 1, bytes(carry), LAST_UNTERMINATED

@@ -35,10 +35,7 @@ from vtcode.events.codec import LineShape
 from vtcode.validate.report import ProblemCode
 from vtcode.validate.schemacheck import Finding, pointer
 
-__all__ = ["NEWLINE", "SERDE_DEPTH_LIMIT", "ReaderParity", "parity_for"]
-
-NEWLINE = orjson.OPT_APPEND_NEWLINE
-"""The `suspect` option for a newline-terminated line."""
+__all__ = ["SERDE_DEPTH_LIMIT", "ReaderParity", "parity_for"]
 
 SERDE_DEPTH_LIMIT = 128
 """serde_json's initial `remaining_depth`: the 128th nested array/object is refused."""
@@ -340,15 +337,14 @@ class ReaderParity:
         obj: dict[str, Any],
         ev: dict[str, Any] | None,
         etype: str | None,
-        option: int,
     ) -> bool:
         """True when the line may break a serde_json rule (then `findings` says which).
 
-        `option` is `APPEND_NEWLINE` for a newline-terminated line, else 0. A compact line
-        with a repeated key, a `-0` or an exponent never re-encodes to its own bytes.
+        `data` is the line without its newline. A compact line with a repeated key, a `-0` or
+        an exponent never re-encodes to its own bytes.
         """
         try:
-            if _dumps(obj, option=option) != data:
+            if _dumps(obj) != data:
                 return True
         except orjson.JSONEncodeError:  # nested past orjson's 254 levels on output: deep
             return True

@@ -1,0 +1,294 @@
+"""The validator's hot loop: one pass over the lines of one byte range, into a `ScanState`.
+
+Each line first meets the typed screen (`screen.py`); a line it proves valid only needs the seq
+and lifecycle rules. Any other line takes the exact path: orjson, the per-variant jsonschema-rs
+check, the reader-parity rules, and a worded finding for every problem. Both paths feed the same
+`Lifecycle` with the same facts, so the verdict on a line never depends on the path it took.
+
+The state is a plain object so that a scan can start mid-file (`split.py` runs the second half
+of a large file in another process): `seq_known` False means the seq before this range is not
+known yet, and the first seq seen is recorded in `first_seq` instead of being checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from msgspec import UNSET
+
+from vtcode.events.codec import LineShape
+from vtcode.events.types import EVENT_TYPES
+from vtcode.validate.lifecycle import Lifecycle
+from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
+from vtcode.validate.report import Problem, ProblemCode, Severity, ValidateOptions
+from vtcode.validate.screen import screen_for
+from vtcode.validate.syntax import explain_syntax
+
+__all__ = ["Problems", "ScanState", "new_lifecycle", "scan", "seq_gap"]
+
+Progress = Callable[[int], None]
+_PROGRESS_MASK = (1 << 14) - 1
+_MAX_MESSAGE = 400  # a hostile log must not blow up the report (or the terminal)
+_MAX_VALUE = 160
+
+
+class Problems:
+    """Collects problems up to the cap; counts every one (listed or suppressed) by severity."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.items: list[Problem] = []
+        self.errors = 0
+        self.warnings = 0
+        self.suppressed = 0
+
+    def add(
+        self,
+        line: int,
+        ptr: str,
+        code: ProblemCode,
+        severity: Severity,
+        message: str,
+        value: Any = None,
+        column: int | None = None,
+    ) -> None:
+        if severity is Severity.ERROR:
+            self.errors += 1
+        else:
+            self.warnings += 1
+        if len(self.items) < self.cap:
+            if len(message) > _MAX_MESSAGE:
+                message = message[: _MAX_MESSAGE - 1] + "…"
+            if isinstance(value, str) and len(value) > _MAX_VALUE:
+                value = value[: _MAX_VALUE - 1] + "…"
+            self.items.append(
+                Problem(
+                    line=line,
+                    column=column,
+                    pointer=ptr,
+                    code=code,
+                    severity=severity,
+                    message=message,
+                    value=value,
+                )
+            )
+        else:
+            self.suppressed += 1
+
+
+def seq_gap(add: Callable[..., None], line: int, seq: int, last_seq: int) -> None:
+    add(
+        line,
+        "/seq",
+        ProblemCode.SEQ_GAP,
+        Severity.ERROR,
+        f"seq {seq} where {last_seq + 1} was expected (1-based and gapless)",
+        seq,
+    )
+
+
+def new_lifecycle(
+    opts: ValidateOptions, problems: Problems, shape: LineShape, cls: type[Lifecycle] = Lifecycle
+) -> Lifecycle | None:
+    if not opts.lifecycle:
+        return None
+    pointer = "/event" if shape is LineShape.WRAPPED else ""
+    return cls(problems.add, partial=opts.partial, event_pointer=pointer)
+
+
+@dataclass
+class ScanState:
+    """Where a scan stands; handed from one byte range to the next."""
+
+    opts: ValidateOptions
+    problems: Problems
+    shape: LineShape | None
+    life: Lifecycle | None = None
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(EVENT_TYPES, 0))
+    unknown_types: int = 0
+    events: int = 0
+    last_seq: float = 0  # NaN while the seq before this range is unknown
+    first_seq: tuple[int, int] | None = None  # (line, seq) of the first seq when it was unknown
+    lines: int = 0
+    bytes: int = 0
+
+
+def _explain(state: ScanState, obj: dict[str, Any], line: int) -> None:
+    """The slow path, for a line that failed the fast check: say exactly what is wrong."""
+    from vtcode.validate.schemacheck import checker_for, version_finding
+
+    assert state.shape is not None
+    checker = checker_for(state.shape)
+    strict = state.opts.strict
+    soft = Severity.ERROR if strict else Severity.WARNING
+    findings = checker.explain(obj, strict=strict)
+    if checker.shape is LineShape.WRAPPED:
+        vf = version_finding(obj.get("schema_version"), strict=strict)
+        if vf is not None:
+            findings.append(vf)
+    for f in findings:
+        severity = soft if f.reader_ok else Severity.ERROR
+        state.problems.add(line, f.pointer, f.code, severity, f.message, f.value)
+
+
+def scan(state: ScanState, reader: LineReader, progress: Progress | None = None) -> None:
+    """Validate every line `reader` yields, updating `state` (also when a read fails)."""
+    from vtcode.validate.parity import parity_for
+    from vtcode.validate.schemacheck import checker_for, detect_shape, json_type
+
+    opts = state.opts
+    problems = state.problems
+    add = problems.add
+    soft = Severity.ERROR if opts.strict else Severity.WARNING  # what readers tolerate
+    partial_sev = Severity.WARNING if opts.partial else Severity.ERROR
+    shape = state.shape
+    screen = screen_for(shape) if shape is not None else None
+    variants = screen.variants if screen is not None else {}
+    item_tags = screen.item_tags if screen is not None else {}
+    wrapped = shape is LineShape.WRAPPED
+    life = state.life
+    counts = state.counts
+    events = state.events
+    last_seq = state.last_seq
+    first_seq = state.first_seq
+    number = state.lines
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    unset = UNSET
+    etype: str | None
+    try:
+        for number, data, kind in reader:
+            if screen is not None and kind == OK:
+                # the fast path: a line proven valid needs only the seq and lifecycle rules
+                obj = screen(data)
+                if obj is not None:
+                    events += 1
+                    if wrapped:
+                        ev = obj.event
+                        seq = obj.seq
+                        if seq is not unset and seq != last_seq + 1:
+                            if first_seq is None and last_seq != last_seq:  # NaN: unknown
+                                first_seq = (number, seq)
+                                last_seq = seq
+                            else:
+                                seq_gap(add, number, seq, int(last_seq))
+                                last_seq = max(last_seq + 1, seq)
+                        elif seq is not unset:
+                            last_seq = seq
+                    else:
+                        ev = obj
+                    variant = variants[type(ev)]
+                    etype = variant.tag
+                    counts[etype] += 1
+                    if life is not None:
+                        if variant.has_item:
+                            item = ev.item
+                            itype = item_tags[type(item)]
+                            call_id = item.call_id if itype == "tool_output" else None
+                            life.item(number, etype, item.id, itype, call_id)
+                        else:
+                            tid = ev.thread_id if variant.has_thread_id else None
+                            life.feed(number, etype, tid)
+                    if progress is not None and not number & _PROGRESS_MASK:
+                        progress(reader.bytes_read)
+                    continue
+            if kind == TOO_LONG:
+                add(
+                    number,
+                    "",
+                    ProblemCode.LINE_TOO_LONG,
+                    Severity.ERROR,
+                    f"line of {reader.long_line_size} bytes is over the "
+                    f"{opts.max_line_bytes}-byte cap (skipped)",
+                )
+                continue
+            try:
+                obj = loads(data)
+            except decode_error as err:
+                if kind == LAST_UNTERMINATED and data.strip():
+                    add(
+                        number,
+                        "",
+                        ProblemCode.TORN_LINE,
+                        partial_sev,
+                        f"torn final line: {len(data)} bytes, no newline, not parsable "
+                        "(a write was cut off)",
+                    )
+                    continue
+                syn = explain_syntax(data, err)
+                sev = soft if syn.code is ProblemCode.BLANK_LINE else Severity.ERROR
+                add(number, "", syn.code, sev, syn.message, None, syn.column)
+                continue
+            if kind == LAST_UNTERMINATED:
+                add(
+                    number,
+                    "",
+                    ProblemCode.MISSING_NEWLINE,
+                    Severity.WARNING,
+                    "the final line has no newline (writers end every line with one)",
+                )
+            if type(obj) is not dict:
+                add(
+                    number,
+                    "",
+                    ProblemCode.WRONG_TYPE,
+                    Severity.ERROR,
+                    f"a line must be a JSON object, not {json_type(obj)}",
+                )
+                continue
+            events += 1
+            if shape is None:
+                shape = state.shape = detect_shape(obj)
+                screen = screen_for(shape)
+                variants, item_tags = screen.variants, screen.item_tags
+                wrapped = shape is LineShape.WRAPPED
+                life = state.life = new_lifecycle(opts, problems, shape)
+            if wrapped:
+                ev = obj.get("event")
+                seq = obj.get("seq")
+                if seq is not None and type(seq) is int and seq != last_seq + 1:
+                    if first_seq is None and last_seq != last_seq:  # NaN: unknown
+                        first_seq = (number, seq)
+                        last_seq = seq
+                    else:
+                        seq_gap(add, number, seq, int(last_seq))
+                        last_seq = max(last_seq + 1, seq)  # resync without cascading
+                elif seq is not None and type(seq) is int:
+                    last_seq = seq
+            else:
+                ev = obj
+            if type(ev) is not dict:
+                ev = None
+            tag = ev.get("type") if ev is not None else None
+            etype = tag if type(tag) is str else None
+            checker = checker_for(shape)
+            fast = checker.fast_by_type.get(etype) if etype is not None else None
+            try:
+                ok = fast is not None and fast(obj)
+            except ValueError:  # jsonschema-rs refuses very deep values
+                ok = False
+            if not ok:
+                _explain(state, obj, number)
+            parity = parity_for(shape)
+            if not ok or parity.suspect(data, obj, ev, etype):
+                # serde_json's rules hold in every mode: a reader refuses the line
+                for f in parity.findings(data, obj):
+                    add(number, f.pointer, f.code, Severity.ERROR, f.message, f.value)
+            if etype is not None:
+                if etype in counts:
+                    counts[etype] += 1
+                else:
+                    state.unknown_types += 1
+                if life is not None and ev is not None:
+                    life.feed_event(number, etype, ev)
+            if progress is not None and not number & _PROGRESS_MASK:
+                progress(reader.bytes_read)
+    finally:
+        state.events = events
+        state.last_seq = last_seq
+        state.first_seq = first_seq
+        state.lines = number
+        state.bytes += reader.bytes_read

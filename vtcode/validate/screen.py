@@ -1,0 +1,353 @@
+"""The validator's fast path: one typed decode that accepts a line only when it is beyond doubt.
+
+`vtcode validate` used to read every line with orjson, check it with jsonschema-rs and re-encode it
+for the reader-parity rules (about 4 us per line, under half the speed of a bare `json.loads`). A
+log written by a careful writer is valid on almost every line, so the common case only has to
+*prove* a line valid, cheaply; any line it cannot prove goes down the exact path, which finds and
+words every problem as before. The proof:
+
+1. **Typed decode** with msgspec into Structs compiled at start-up from the published *writer*
+   schema (`schemas/*thread-event.schema.json`, itself generated from the one definition in
+   `vtcode.events`): tagged unions by `type`, unknown keys refused, integers strict (msgspec
+   refuses `1.0` and `1e3` for an `int`), bounds, enums and consts as Literals, RFC 3339 `ts`.
+   Each keyword of the schema is translated or the build fails, so a new schema keyword cannot
+   silently loosen the screen. Where msgspec cannot express a bound exactly it is made stricter
+   (a u64 is screened as an i64); the rare value in between takes the exact path.
+2. **Re-encoded length equals the line's length.** msgspec writes the shortest form of every
+   token (strings escape only what JSON requires, verified for every code point in the tests;
+   integers in decimal; literals as is), so its output is never longer than the input, and is
+   exactly as long only when the input had no repeated key (the decoder keeps the last value; the
+   dropped pair makes the input longer), no whitespace, no `-0` and no longer escape. The two
+   things that could make the output longer are excluded: a float inside a free-form value
+   (`1e5` re-encodes as `100000.0`) makes the decoder's float hook refuse the line, and the one
+   typed float field (`total_cost_usd`) is kept as raw bytes, re-encoded verbatim.
+3. **Depth**: a line with 128 or more brackets is not screened (serde_json stops at 127 levels).
+
+So an accepted line is writer-schema valid and passes every reader-parity rule; it gets no finding
+in any mode. Everything else (a refused decode, a length mismatch, a bracket-heavy line) goes to
+the exact checker: the screen never decides that a line is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, cast
+
+import msgspec
+
+from vtcode import schemas as _schemas
+from vtcode.events.codec import LineShape
+
+__all__ = ["LineScreen", "ScreenBuildError", "screen_for"]
+
+SCREEN_DEPTH_BRACKETS = 128
+"""A line with this many `[`/`{` may nest past serde_json's limit: the exact path decides."""
+
+_I64_MAX = 2**63 - 1
+_I64_MIN = -(2**63)
+# RFC 3339 date-time, stricter than the `date-time` format (no leap second, no lowercase, no
+# Feb 29, days within their month): every string it accepts, jsonschema-rs accepts too.
+_RFC3339 = (
+    r"^\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|"
+    r"(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+    r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
+)
+_NUMBER = re.compile(rb"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_IGNORED = frozenset({"description", "title", "examples", "$schema", "$id", "$comment"})
+
+
+class ScreenBuildError(RuntimeError):
+    """The writer schema uses a keyword the screen cannot translate (a programming error)."""
+
+
+class _FloatInFreeForm(ValueError):
+    """Raised by the float hook: a float inside a free-form value may re-encode longer."""
+
+
+def _no_float(_literal: str) -> Any:
+    raise _FloatInFreeForm
+
+
+@dataclass(frozen=True, slots=True)
+class _Variant:
+    """What the hot loop needs of one decoded event class, looked up by `type(event)`."""
+
+    tag: str
+    has_thread_id: bool
+    has_item: bool
+    raw_numbers: tuple[str, ...]
+
+
+class _Compiler:
+    """Translates the writer schema's `$defs` into msgspec types, keyword by keyword."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.defs: dict[str, Any] = schema["$defs"]
+        self.types: dict[str, Any] = {}
+        self.raw_numbers: dict[type[Any], tuple[str, ...]] = {}
+        self.free_form: dict[type[Any], tuple[str, ...]] = {}
+
+    def _check_keys(self, where: str, s: dict[str, Any], allowed: set[str]) -> None:
+        extra = set(s) - allowed - _IGNORED
+        if extra:
+            raise ScreenBuildError(f"{where}: cannot screen schema keyword(s) {sorted(extra)}")
+
+    def ref(self, s: dict[str, Any]) -> str | None:
+        r = s.get("$ref")
+        return None if r is None else str(r).rsplit("/", 1)[1]
+
+    def value(self, where: str, s: dict[str, Any]) -> Any:
+        """The msgspec type of one property schema (not a closed object: see `struct`)."""
+        name = self.ref(s)
+        if name is not None:
+            self._check_keys(where, s, {"$ref"})
+            return self.named(name)
+        if not s:
+            return Any  # free-form JSON (tool arguments)
+        if "const" in s:
+            self._check_keys(where, s, {"const"})
+            return Literal[s["const"]]
+        if "enum" in s:
+            self._check_keys(where, s, {"enum"})
+            return Literal[tuple(s["enum"])]
+        kind = s.get("type")
+        if kind == "string":
+            self._check_keys(where, s, {"type", "format"})
+            fmt = s.get("format")
+            if fmt is None:
+                return str
+            if fmt == "date-time":
+                return Annotated[str, msgspec.Meta(pattern=_RFC3339)]
+            raise ScreenBuildError(f"{where}: cannot screen string format {fmt!r}")
+        if kind == "integer":
+            self._check_keys(where, s, {"type", "minimum", "maximum"})
+            lo = max(int(s.get("minimum", _I64_MIN)), _I64_MIN)
+            hi = min(int(s.get("maximum", _I64_MAX)), _I64_MAX)
+            return Annotated[int, msgspec.Meta(ge=lo, le=hi)]
+        if kind == "boolean":
+            self._check_keys(where, s, {"type"})
+            return bool
+        if kind == "number":
+            self._check_keys(where, s, {"type"})
+            return msgspec.Raw  # re-encoded verbatim; `_numbers_ok` checks it is a number
+        if kind == "array":
+            self._check_keys(where, s, {"type", "items"})
+            items = s.get("items")
+            return list[Any] if not items else list[self.value(where + "/items", items)]  # type: ignore[misc]
+        raise ScreenBuildError(f"{where}: cannot screen {s!r}")
+
+    def named(self, name: str) -> Any:
+        if name in self.types:
+            return self.types[name]
+        s = self.defs[name]
+        if "enum" in s or "const" in s:
+            tp = self.value(name, s)
+        elif name == "ThreadItem":
+            tp = self._item_union(s)
+        elif "allOf" in s:
+            raise ScreenBuildError(f"{name}: a union outside ThreadEvent/ThreadItem")
+        else:
+            tp = self.struct(name, s, extra_fields=(), tagged=False)
+        self.types[name] = tp
+        return tp
+
+    def struct(
+        self,
+        name: str,
+        s: dict[str, Any],
+        *,
+        extra_fields: tuple[tuple[str, Any, Any], ...],
+        tagged: bool,
+    ) -> type[msgspec.Struct]:
+        """A closed object (or one variant of a tagged union) as a Struct."""
+        allowed = {"type", "properties", "required"}
+        if not tagged or "additionalProperties" in s:
+            allowed.add("additionalProperties")
+            if s.get("additionalProperties") is not False:
+                raise ScreenBuildError(f"{name}: only closed objects can be screened")
+        self._check_keys(name, s, allowed)
+        required = set(s.get("required", ()))
+        tag: str | None = None
+        fields: list[tuple[str, Any, Any]] = list(extra_fields)
+        raw: list[str] = []
+        free: list[str] = []
+        for key, prop in s.get("properties", {}).items():
+            if tagged and key == "type":
+                if set(prop) - _IGNORED != {"const"}:
+                    raise ScreenBuildError(f"{name}: a variant's type must be a const")
+                tag = prop["const"]
+                continue
+            tp = self.value(f"{name}/{key}", prop)
+            if tp is msgspec.Raw:
+                raw.append(key)
+            elif tp is Any or tp == list[Any]:
+                free.append(key)
+            if key in required:
+                fields.append((key, tp, msgspec.NODEFAULT))
+            else:
+                fields.append((key, tp | msgspec.UnsetType, msgspec.UNSET))
+        fields.sort(key=lambda f: f[2] is not msgspec.NODEFAULT)  # required ones first
+        cls = msgspec.defstruct(
+            name,
+            [(k, t) if d is msgspec.NODEFAULT else (k, t, d) for k, t, d in fields],
+            forbid_unknown_fields=True,
+            tag_field="type" if tagged else None,
+            tag=tag if tagged else None,
+            omit_defaults=True,
+            frozen=True,
+            gc=False,  # no cycles possible; untracked structs halve the decode time
+        )
+        if raw:
+            self.raw_numbers[cls] = tuple(raw)
+        if free:
+            self.free_form[cls] = tuple(free)
+        return cls
+
+    def variants(self, union: str) -> list[tuple[str, dict[str, Any]]]:
+        """The `(def name, schema)` of each branch of an if/then tagged union."""
+        s = self.defs[union]
+        self._check_keys(union, s, {"type", "required", "properties", "allOf"})
+        out: list[tuple[str, dict[str, Any]]] = []
+        for branch in s["allOf"]:
+            name = self.ref(branch.get("then", {}))
+            if set(branch) != {"if", "then"} or name is None:
+                raise ScreenBuildError(f"{union}: a branch that is not if/then $ref")
+            out.append((name, self.defs[name]))
+        return out
+
+    def _item_union(self, s: dict[str, Any]) -> Any:
+        """ThreadItem: `{id, type, <details>}` closed by unevaluatedProperties."""
+        self._check_keys(
+            "ThreadItem", s, {"type", "properties", "required", "allOf", "unevaluatedProperties"}
+        )
+        if s.get("unevaluatedProperties") is not False or set(s["properties"]) != {"id"}:
+            raise ScreenBuildError("ThreadItem: unexpected shape")
+        id_field = (("id", self.value("ThreadItem/id", s["properties"]["id"]), msgspec.NODEFAULT),)
+        members = [
+            self.struct(name, v, extra_fields=id_field, tagged=True)
+            for name, v in self.variants("ThreadItemDetails")
+        ]
+        return _union(members)
+
+    def events(self) -> list[type[msgspec.Struct]]:
+        return [
+            self.struct(name, s, extra_fields=(), tagged=True)
+            for name, s in self.variants("ThreadEvent")
+        ]
+
+
+def _union(members: list[Any]) -> Any:
+    out = members[0]
+    for m in members[1:]:
+        out = out | m
+    return out
+
+
+def _tag_of(cls: type[msgspec.Struct]) -> str:
+    return cast(str, cls.__struct_config__.tag)
+
+
+class LineScreen:
+    """Decode one line and say whether it is proven valid (see the module docstring)."""
+
+    def __init__(self, shape: LineShape) -> None:
+        wrapped = shape is LineShape.WRAPPED
+        schema = _schemas.load("versioned-thread-event" if wrapped else "thread-event")
+        compiler = _Compiler(schema)
+        members = compiler.events()
+        event_type = _union(members)
+        if wrapped:
+            root = dict(schema)
+            root["properties"] = {k: v for k, v in schema["properties"].items() if k != "event"}
+            envelope = compiler.struct(
+                "VersionedThreadEvent",
+                {k: v for k, v in root.items() if k not in {"$defs", "required"}}
+                | {"required": [r for r in schema["required"] if r != "event"]},
+                extra_fields=(("event", event_type, msgspec.NODEFAULT),),
+                tagged=False,
+            )
+            target: Any = envelope
+        else:
+            target = event_type
+        self.wrapped = wrapped
+        self._decode: Callable[[bytes | bytearray], Any] = msgspec.json.Decoder(
+            target, float_hook=_no_float
+        ).decode
+        self._encode = msgspec.json.Encoder().encode
+        self._raw = compiler.raw_numbers
+        self.variants: dict[type[Any], _Variant] = {
+            cls: _Variant(
+                tag=_tag_of(cls),
+                has_thread_id="thread_id" in cls.__struct_fields__,
+                has_item="item" in cls.__struct_fields__,
+                raw_numbers=compiler.raw_numbers.get(cls, ()),
+            )
+            for cls in members
+        }
+        self.item_tags: dict[type[Any], str] = {}
+        self._free_form: dict[type[Any], tuple[str, ...]] = {}
+        item_union = compiler.types["ThreadItem"]
+        for cls in getattr(item_union, "__args__", (item_union,)):
+            self.item_tags[cls] = _tag_of(cls)
+            self._free_form[cls] = compiler.free_form.get(cls, ())
+        if set(compiler.free_form) - set(self._free_form):
+            raise ScreenBuildError("a free-form field outside items: extend the depth screen")
+
+    def __call__(self, data: bytes | bytearray) -> Any:
+        """The decoded line (without its newline) if it is proven valid, else None."""
+        try:
+            obj = self._decode(data)
+        except (msgspec.DecodeError, ValueError, RecursionError):  # incl. bad UTF-8, free floats
+            return None
+        if len(self._encode(obj)) != len(data):
+            return None
+        ev = obj.event if self.wrapped else obj
+        variant = self.variants[type(ev)]
+        if variant.raw_numbers and not _numbers_ok(ev, variant.raw_numbers):
+            return None
+        if variant.has_item:
+            item = ev.item
+            free = self._free_form[type(item)]
+            if free and _maybe_too_deep(item, free, data):
+                return None
+        return obj
+
+
+def _maybe_too_deep(item: Any, free: tuple[str, ...], data: bytes | bytearray) -> bool:
+    """Only a free-form value can nest without bound; count brackets when one is a container."""
+    for name in free:
+        value = getattr(item, name)
+        kind = type(value)
+        if kind is dict:
+            value = value.values()
+        elif kind is not list:
+            continue
+        for inner in value:  # flat arguments (the usual case) need no count
+            kind = type(inner)
+            if kind is dict or kind is list:
+                return data.count(b"[") + data.count(b"{") >= SCREEN_DEPTH_BRACKETS
+    return False
+
+
+def _numbers_ok(ev: Any, names: tuple[str, ...]) -> bool:
+    for name in names:
+        value = getattr(ev, name)
+        if value is msgspec.UNSET:
+            continue
+        text = bytes(value)
+        if _NUMBER.fullmatch(text) is None or float(text) in (float("inf"), float("-inf")):
+            return False
+    return True
+
+
+_CACHE: dict[LineShape, LineScreen] = {}
+
+
+def screen_for(shape: LineShape) -> LineScreen:
+    """One compiled screen per line shape (built on first use: about 10 ms)."""
+    screen = _CACHE.get(shape)
+    if screen is None:
+        screen = _CACHE[shape] = LineScreen(shape)
+    return screen
