@@ -191,3 +191,10 @@ def test_a_repeated_key_hidden_by_a_longer_reencoding_is_still_refused() -> None
     costly = done + b'"result":"x","result":"y","total_cost_usd":7}'
     assert screen(costly.replace(b",", b", ", 1)) is None
     assert screen(costly) is None
+
+
+def test_the_screen_knows_the_event_types_the_event_dataclasses_define() -> None:
+    from vtcode.events.types import EVENT_TYPES as DEFINED
+    from vtcode.validate.screen import EVENT_TYPES
+
+    assert sorted(EVENT_TYPES) == sorted(DEFINED)

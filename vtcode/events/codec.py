@@ -8,7 +8,6 @@ Canonical line (`events.jsonl`): `{"schema_version":"0.11.0","event":{...},"seq"
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Any
 
 import orjson
@@ -16,6 +15,7 @@ import orjson
 from vtcode import EVENT_SCHEMA_VERSION
 from vtcode.events.types import THREAD_EVENT, ThreadEvent, UnknownEvent
 from vtcode.jsontypes import DecodeError, EncodeError, decode_union, encode
+from vtcode.lineshape import LineShape
 
 __all__ = [
     "DecodeError",
@@ -31,13 +31,6 @@ __all__ = [
     "line_shape",
     "loads",
 ]
-
-
-class LineShape(enum.StrEnum):
-    """The two line shapes of a ThreadEvent log."""
-
-    RAW = "raw"
-    WRAPPED = "wrapped"
 
 
 def dumps(obj: Any) -> bytes:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from vtcode.errors import ExitCode
-from vtcode.events.codec import LineShape
+from vtcode.lineshape import LineShape
 from vtcode.validate.lines import LineReader
 from vtcode.validate.report import (
     FileReport,

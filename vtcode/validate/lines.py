@@ -50,6 +50,14 @@ class LineReader:
         return read1 if read1 is not None else self._stream.read
 
     def __iter__(self) -> Iterator[tuple[int, bytes | bytearray, int]]:
+        for first, lines, kind in self.runs():
+            for offset, data in enumerate(lines):
+                yield first + offset, data, kind
+
+    def runs(self) -> Iterator[tuple[int, list[bytes], int]]:
+        """`(first line number, lines, kind)`: a block's lines at once (one resume per block,
+        not per line: the hot loop iterates the list); a TOO_LONG or LAST_UNTERMINATED line
+        comes alone."""
         read = self._reader()
         cap = self._cap
         left = self._limit
@@ -66,24 +74,30 @@ class LineReader:
             parts = block.split(b"\n")
             tail = parts.pop()
             if parts:
-                head = parts[0]
                 if skipped >= 0:
                     number += 1
-                    self.long_line_size = skipped + len(head)
+                    self.long_line_size = skipped + len(parts[0])
                     skipped = -1
-                    yield number, b"", TOO_LONG
-                    parts = parts[1:]
+                    yield number, [b""], TOO_LONG
+                    del parts[0]
                 elif carry:
-                    carry += head
+                    carry += parts[0]
                     parts[0] = bytes(carry)
                     carry = bytearray()
-                for data in parts:
-                    number += 1
-                    if len(data) > cap:
+                start = 0
+                long_lines = parts and max(map(len, parts)) > cap
+                for i, data in enumerate(parts if long_lines else ()):
+                    if len(data) > cap:  # rare: cut the run around the long line
+                        if i > start:
+                            yield number + 1, parts[start:i], OK
+                            number += i - start
+                        number += 1
                         self.long_line_size = len(data)
-                        yield number, b"", TOO_LONG
-                    else:
-                        yield number, data, OK
+                        yield number, [b""], TOO_LONG
+                        start = i + 1
+                if start < len(parts):
+                    yield number + 1, parts[start:] if start else parts, OK
+                    number += len(parts) - start
             if skipped >= 0:
                 skipped += len(tail)
                 continue
@@ -94,6 +108,6 @@ class LineReader:
         if skipped >= 0:
             number += 1
             self.long_line_size = skipped
-            yield number, b"", TOO_LONG
+            yield number, [b""], TOO_LONG
         elif carry:
-            yield number + 1, bytes(carry), LAST_UNTERMINATED
+            yield number + 1, [bytes(carry)], LAST_UNTERMINATED

@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from vtcode import schemas as _schemas
-from vtcode.events.codec import LineShape
+from vtcode.lineshape import LineShape
 from vtcode.validate.report import ProblemCode
 from vtcode.validate.schemacheck import Finding, pointer
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
 
-from vtcode.events.codec import LineShape
 from vtcode.jsontypes import U64, Doc, IntRange
+from vtcode.lineshape import LineShape
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtcode import EVENT_SCHEMA_VERSION
 from vtcode import schemas as _schemas
-from vtcode.events.codec import LineShape
+from vtcode.lineshape import LineShape
 from vtcode.validate.report import ProblemCode
 
 if TYPE_CHECKING:

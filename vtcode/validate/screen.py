@@ -38,9 +38,9 @@ from typing import Annotated, Any, Literal, cast
 import msgspec
 
 from vtcode import schemas as _schemas
-from vtcode.events.codec import LineShape
+from vtcode.lineshape import LineShape
 
-__all__ = ["LineScreen", "ScreenBuildError", "screen_for"]
+__all__ = ["EVENT_TYPES", "LineScreen", "ScreenBuildError", "screen_for"]
 
 SCREEN_DEPTH_BRACKETS = 128
 """A line with this many `[`/`{` may nest past serde_json's limit: the exact path decides."""
@@ -56,6 +56,13 @@ _RFC3339 = (
 )
 _NUMBER = re.compile(rb"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _IGNORED = frozenset({"description", "title", "examples", "$schema", "$id", "$comment"})
+
+
+EVENT_TYPES: tuple[str, ...] = tuple(
+    _schemas.load("thread-event")["$defs"]["ThreadEvent"]["properties"]["type"]["enum"]
+)
+"""The known event types, read from the published schema (not from the event dataclasses, whose
+import would cost the validator's start-up; tests/validate check the two agree)."""
 
 
 class ScreenBuildError(RuntimeError):
