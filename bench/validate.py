@@ -4,8 +4,8 @@ Builds a realistic wrapped events.jsonl (turns with streamed reasoning and text,
 streamed arguments, tool output, shell commands, file changes, harness items, compactions) from
 the real event encoders, then measures in one run:
 
-  * lines/s of the in-process API (`validate_path`) and, once, of the CLI as a subprocess;
-  * the reader-parity check's cost: the API again with its per-line suspect test switched off;
+  * lines/s of the in-process API (`validate_path`: two processes for a file this size, and
+    `jobs=1`) and of the CLI as a subprocess (default and `--jobs 1`), best of `--repeat`;
   * lines/s of `json.loads` per line (the parse-only floor) and of `orjson.loads`;
   * lines/s of a naive `Draft202012Validator(schema).iter_errors` loop, on a sample of the lines
     (extrapolated; it is ~100x slower, so a full run would take minutes);
@@ -262,11 +262,21 @@ _LAUNCH = (
 )
 
 
-def cli_run(path: Path) -> tuple[float, float, int]:
+def cli_run(path: Path, *extra: str) -> tuple[float, float, int]:
     """Wall seconds, peak RSS (MiB) and exit code of `vtcode validate PATH` as a subprocess."""
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-c", _LAUNCH, sys.executable, "-m", "vtcode", "validate", str(path)],
+        [
+            sys.executable,
+            "-c",
+            _LAUNCH,
+            sys.executable,
+            "-m",
+            "vtcode",
+            "validate",
+            *extra,
+            str(path),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -327,39 +337,36 @@ def main() -> None:
         validate_path(small, ValidateOptions())
 
         # best of `--repeat`, interleaved, so a noisy neighbour on a shared machine hurts less
-        t_api = t_json = t_orjson = t_noparity = float("inf")
+        t_api = t_api1 = t_json = t_orjson = t_cli = t_cli1 = float("inf")
+        rss_big = 0.0
         for _ in range(args.repeat):
             t_api = min(t_api, time_it(lambda: _check(validate_path(big, ValidateOptions()))))
-            t_noparity = min(
-                t_noparity,
-                _without_parity(lambda: _check(validate_path(big, ValidateOptions()))),
+            t_api1 = min(
+                t_api1, time_it(lambda: _check(validate_path(big, ValidateOptions(), jobs=1)))
             )
             t_json = min(t_json, time_it(lambda: json_floor(big)))
             t_orjson = min(t_orjson, time_it(lambda: orjson_floor(big)))
+            wall, rss, rc = cli_run(big)
+            assert rc == 0, rc
+            t_cli, rss_big = min(t_cli, wall), max(rss_big, rss)
+            wall, _, rc = cli_run(big, "--jobs", "1")
+            assert rc == 0, rc
+            t_cli1 = min(t_cli1, wall)
         sample = min(args.naive_sample, n)
         t_naive = time_it(lambda: naive_loop(big, sample))
-        t_cli, rss_big, rc = cli_run(big)
-        assert rc == 0, rc
         _, rss_small, rc = cli_run(small)
         assert rc == 0, rc
 
         api, floor, ofloor = rate(n, t_api), rate(n, t_json), rate(n, t_orjson)
-        naive, cli = rate(sample, t_naive), rate(n, t_cli)
+        naive, cli, cli1 = rate(sample, t_naive), rate(n, t_cli), rate(n, t_cli1)
         rows += [
             ("json.loads per line (floor)", f"{floor:,.0f} lines/s", f"{t_json:.2f}s"),
             ("orjson.loads per line", f"{ofloor:,.0f} lines/s", f"{t_orjson:.2f}s"),
-            ("vtcode validate (API)", f"{api:,.0f} lines/s", f"{t_api:.2f}s"),
+            ("vtcode validate (API, 2 processes)", f"{api:,.0f} lines/s", f"{t_api:.2f}s"),
+            ("vtcode validate (API, jobs=1)", f"{rate(n, t_api1):,.0f} lines/s", f"{t_api1:.2f}s"),
             ("vtcode validate (CLI, subprocess)", f"{cli:,.0f} lines/s", f"{t_cli:.2f}s"),
-            (
-                "API without the reader-parity check (baseline)",
-                f"{rate(n, t_noparity):,.0f} lines/s",
-                f"{t_noparity:.2f}s",
-            ),
-            (
-                "reader-parity cost: API time / baseline (target <= 1.10)",
-                f"{t_api / t_noparity:.3f}",
-                _ok(t_api <= 1.10 * t_noparity),
-            ),
+            ("vtcode validate --jobs 1 (CLI)", f"{cli1:,.0f} lines/s", f"{t_cli1:.2f}s"),
+            ("CLI --jobs 1 / json.loads floor", f"{cli1 / floor:.2f}x", ""),
             (
                 f"naive jsonschema iter_errors ({sample:,} lines, extrapolated)",
                 f"{naive:,.0f} lines/s",
@@ -407,22 +414,6 @@ def main() -> None:
     print(f"{'-' * width}  {'-' * w2}  ----")
     for a, b, c in rows:
         print(f"{a:<{width}}  {b:>{w2}}  {c}")
-
-
-def _without_parity(fn: Callable[[], object]) -> float:
-    """Time of `fn` with ReaderParity.suspect answering False (the pre-parity hot loop)."""
-    from vtcode.validate.parity import ReaderParity
-
-    real = ReaderParity.suspect
-
-    def never(self: ReaderParity, *args: object) -> bool:
-        return False
-
-    ReaderParity.suspect = never  # type: ignore[method-assign,assignment]
-    try:
-        return time_it(fn)
-    finally:
-        ReaderParity.suspect = real  # type: ignore[method-assign]
 
 
 def _ok(flag: bool) -> str:

@@ -255,7 +255,7 @@ def validate_split(
             return None
         shape, probe_end = probe
         offset = at if at is not None else _split_point(fd, size, shape)
-        if offset is None or not probe_end <= offset < size:
+        if offset is None or not 0 < offset < size or offset < probe_end:
             return None
         pid, read_end = _fork_second_half(path, (st.st_dev, st.st_ino), offset, opts, shape)
         try:
