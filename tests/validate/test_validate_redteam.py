@@ -608,6 +608,26 @@ def test_ctrl_c_during_a_split_stops_both_processes(tmp_path: Path) -> None:
 
 
 @needs_split
+def test_sigint_to_the_parent_during_its_own_half_kills_the_child(tmp_path: Path) -> None:
+    """Both halves slow: the interrupt lands in the parent's scan, which SIGKILLs the child."""
+    bad = (
+        b'{"type":"item.completed","item":{"id":"b","type":"tool_invocation","tool_name":"t",'
+        b'"status":"nope"}}\n'
+    )
+    log = tmp_path / "slow.jsonl"
+    log.write_bytes(START + bad * 6000 + b'{"type":"turn.started"}\n' + bad * 5000)
+    proc, child = _spawn_split(log)
+    try:
+        os.kill(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        assert proc.wait(timeout=30) == 130
+        assert time.monotonic() - sent < 1.5
+        _wait("the split child outlived the interrupted run", lambda: not _running(child), 5)
+    finally:
+        _reap(proc, child)
+
+
+@needs_split
 @pytest.mark.xfail(
     strict=True,
     reason="split._collect: a SIGINT to the parent while it waits for the child only closes "
