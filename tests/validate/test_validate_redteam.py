@@ -12,8 +12,9 @@ not already look:
    CLI: signals during a split, the path swapped between open and fork, an endless stdin line,
    a FIFO, a growing file, a directory.
 
-A test marked `xfail(strict=True)` is a bug found here (the reason says what breaks); it turns
-into a failure once the bug is fixed, so that the marker is removed with the fix.
+Eight bugs found here were fixed (the ts regex, 309-digit free-form integers, a seq gap's
+place after a split, a file cut back during a split, SIGINT/SIGTERM leaving or waiting for the
+child, a FIFO swapped in at the path, one-turn logs forking for nothing); their tests stay.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import vtcode.validate.scan as scan_module
 import vtcode.validate.split as split_module
 from vtcode.lineshape import LineShape
 from vtcode.validate import FormatOption, ValidateOptions, validate_path
-from vtcode.validate.engine import finish_report
+from vtcode.validate.engine import finish_report, start_state
 from vtcode.validate.screen import screen_for
 from vtcode.validate.split import can_split, validate_split
 
@@ -71,8 +72,11 @@ def _report(path: Path, opts: ValidateOptions) -> dict[str, Any]:
 
 
 def _split_report(path: Path, opts: ValidateOptions, at: int) -> dict[str, Any] | None:
-    state = validate_split(str(path), opts, at=at)
-    return None if state is None else dataclasses.asdict(finish_report("log", state))
+    with path.open("rb") as f:
+        state = start_state(opts)
+        if validate_split(f, state, at=at) is None:
+            return None
+    return dataclasses.asdict(finish_report("log", state))
 
 
 def _line_starts(data: bytes) -> list[int]:
@@ -164,23 +168,16 @@ def test_every_fixture_log_gets_the_same_report_with_and_without_the_screen(
 
 
 # msgspec checks `Meta(pattern=...)` with Python's `re.search`: `\d` is any Unicode digit and `$`
-# also matches before a final newline, so these pass `_RFC3339` but not jsonschema-rs's format.
-_TS_BUG = "screen.py _RFC3339 uses \\d (Unicode digits) and $ (matches before a final \\n)"
-
-
+# also matches before a final newline; the first three passed `_RFC3339` (fixed: [0-9], \Z).
 @pytest.mark.parametrize(
     "ts",
     [
-        pytest.param(
-            "2026-08-23T05:11:10Z\\n", marks=pytest.mark.xfail(strict=True, reason=_TS_BUG)
-        ),
+        pytest.param("2026-08-23T05:11:10Z\\n"),
         pytest.param(
             "\u0662\u0660\u0662\u0666-08-23T05:11:10Z",  # Arabic-Indic year
-            marks=pytest.mark.xfail(strict=True, reason=_TS_BUG),
         ),
         pytest.param(
             "2026-08-23T05:11:10.\uff11Z",  # a fullwidth digit in the fraction
-            marks=pytest.mark.xfail(strict=True, reason=_TS_BUG),
         ),
         "2026-08-23T05:11:10-00:00",
         "2026-08-23T05:11:10.123456789+23:59",
@@ -197,21 +194,15 @@ def test_a_ts_the_screen_accepts_is_a_valid_date_time(ts: str) -> None:
         assert _exact_ok(line, LineShape.WRAPPED)
 
 
-_BIG_INT_BUG = (
-    "screen.py: msgspec decodes a free-form integer of up to 4300 digits as an int and "
-    "re-encodes it verbatim, but one past the f64 range (309+ digits) is refused by orjson and "
-    "serde_json (infinite as a double): the exact path reports non-finite-number"
-)
+# Was a bug: msgspec keeps a 309+ digit free-form integer exact; orjson/serde_json refuse it.
 
 
-@pytest.mark.xfail(strict=True, reason=_BIG_INT_BUG)
 @pytest.mark.parametrize("digits", [b"9" * 309, b"-" + b"1" * 400])
 def test_a_free_form_integer_past_the_double_range_is_not_screened(digits: bytes) -> None:
     line = _exotic_lines()[0].replace(b"123456789012345678901234567890", digits)
     assert screen_for(LineShape.RAW)(line) is None or _exact_ok(line, LineShape.RAW)
 
 
-@pytest.mark.xfail(strict=True, reason=_BIG_INT_BUG + " (the CLI passes the log)")
 def test_cli_a_400_digit_tool_argument_is_the_error_it_is_on_the_exact_path(
     tmp_path: Path,
 ) -> None:
@@ -229,7 +220,6 @@ def test_cli_a_400_digit_tool_argument_is_the_error_it_is_on_the_exact_path(
     assert codes[0] == codes[1]
 
 
-@pytest.mark.xfail(strict=True, reason=_TS_BUG + ": the CLI passes a log with bad ts values")
 def test_cli_reports_a_ts_with_a_trailing_newline_or_foreign_digits(tmp_path: Path) -> None:
     log = tmp_path / "ts.wrapped.jsonl"
     lines = [
@@ -249,14 +239,7 @@ def test_cli_reports_a_ts_with_a_trailing_newline_or_foreign_digits(tmp_path: Pa
 # --- 2. the split ---------------------------------------------------------------------------
 
 
-_SEQ_ORDER_BUG = (
-    "split._merge ranks the child's first-seq gap before the child's own problems on that line; "
-    "a single pass emits missing-newline first"
-)
-
-
 @needs_split
-@pytest.mark.xfail(strict=True, reason=_SEQ_ORDER_BUG)
 def test_a_seq_gap_on_an_unterminated_last_line_keeps_its_place_after_a_split(
     tmp_path: Path,
 ) -> None:
@@ -270,7 +253,6 @@ def test_a_seq_gap_on_an_unterminated_last_line_keeps_its_place_after_a_split(
 
 
 @needs_split
-@pytest.mark.xfail(strict=True, reason=_SEQ_ORDER_BUG + " (CLI --jobs 2)")
 def test_cli_seq_gap_on_an_unterminated_last_line(tmp_path: Path) -> None:
     first = (
         b'{"schema_version":"0.11.0","event":{"type":"thread.started","thread_id":"t"},"seq":1}\n'
@@ -450,13 +432,6 @@ def test_degenerate_files_split_anywhere(tmp_path: Path, data: bytes) -> None:
 
 
 @needs_split
-@pytest.mark.xfail(
-    strict=True,
-    reason="split: a one-turn log (what `vtcode exec` writes; 9 of the 14 valid fixture logs) "
-    "has no turn boundary past the middle, so the split lands in the open turn (often inside an "
-    "open item too), join declines and "
-    "the file is validated again from byte 0: --jobs 2/auto is about 1.5x slower than --jobs 1",
-)
 def test_a_valid_one_turn_log_is_joined_at_the_automatic_split_point(tmp_path: Path) -> None:
     items = b"".join(
         b'{"type":"item.started","item":{"id":"i%d","type":"agent_message","text":"x"}}\n'
@@ -469,16 +444,11 @@ def test_a_valid_one_turn_log_is_joined_at_the_automatic_split_point(tmp_path: P
         START + TURN.split(b"\n")[0] + b"\n" + items + TURN.split(b"\n")[1] + b"\n" + END
     )
     assert _report(log, ValidateOptions())["status"].value == "valid"
-    assert validate_split(str(log), ValidateOptions()) is not None
+    with log.open("rb") as f:  # no turn boundary to split at: no second process is wasted
+        assert validate_split(f, start_state(ValidateOptions())) is None
 
 
 @needs_split
-@pytest.mark.xfail(
-    strict=True,
-    reason="split: a file cut back between the first half's scan and the child's line count "
-    "gives lines=1 with events and problems past line 1 (the child's count is trusted; "
-    "_merge should check it against the first half's)",
-)
 def test_a_file_cut_back_during_a_split_gives_a_consistent_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -628,11 +598,6 @@ def test_sigint_to_the_parent_during_its_own_half_kills_the_child(tmp_path: Path
 
 
 @needs_split
-@pytest.mark.xfail(
-    strict=True,
-    reason="split._collect: a SIGINT to the parent while it waits for the child only closes "
-    "the pipe and then waitpid()s for the child's whole half (seconds); it should SIGKILL it",
-)
 def test_sigint_to_the_parent_waiting_for_its_child_exits_promptly(tmp_path: Path) -> None:
     log = tmp_path / "slow.jsonl"
     _slow_second_half(log)
@@ -649,11 +614,6 @@ def test_sigint_to_the_parent_waiting_for_its_child_exits_promptly(tmp_path: Pat
 
 
 @needs_split
-@pytest.mark.xfail(
-    strict=True,
-    reason="split: SIGTERM (timeout, a supervisor) kills the parent at once and leaves the "
-    "forked child running its half as an orphan (no handler, no PR_SET_PDEATHSIG)",
-)
 def test_sigterm_during_a_split_leaves_no_orphan(tmp_path: Path) -> None:
     log = tmp_path / "slow.jsonl"
     _slow_second_half(log)
@@ -676,9 +636,9 @@ from vtcode.validate import ValidateOptions, validate_path
 log, other = Path(sys.argv[1]), Path(sys.argv[2])
 fork = split._fork_second_half
 
-def swap_then_fork(path, *args):  # another file takes the path between open and fork
-    os.replace(other, path)
-    return fork(path, *args)
+def swap_then_fork(*args):  # another file takes the path between open and fork
+    os.replace(other, log)
+    return fork(*args)
 
 split._fork_second_half = swap_then_fork
 report = validate_path(log, ValidateOptions(), jobs=2)
@@ -702,7 +662,7 @@ def _run_swap(tmp_path: Path, make_other: Any) -> subprocess.Popen[str]:
 
 @needs_split
 def test_path_swapped_for_another_file_between_open_and_fork(tmp_path: Path) -> None:
-    """The child sees another inode and declines; the report is the opened file's."""
+    """The child reads the opened file through its descriptor: the report is that file's."""
     proc = _run_swap(tmp_path, lambda p: p.write_bytes(b"garbage\n" * 5))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -710,12 +670,6 @@ def test_path_swapped_for_another_file_between_open_and_fork(tmp_path: Path) -> 
 
 
 @needs_split
-@pytest.mark.xfail(
-    strict=True,
-    reason="split._second_half re-opens the log by path: a FIFO swapped in before the fork "
-    "blocks the child's open() forever and the parent waits on it (hang); the child should "
-    "read the inherited fd (os.pread) instead of the path",
-)
 def test_path_swapped_for_a_fifo_between_open_and_fork_does_not_hang(tmp_path: Path) -> None:
     proc = _run_swap(tmp_path, os.mkfifo)
     children: list[int] = []

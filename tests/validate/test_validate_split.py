@@ -19,7 +19,7 @@ import pytest
 from exec_support import vtcode
 
 from vtcode.validate import FormatOption, ValidateOptions, validate_path
-from vtcode.validate.engine import finish_report
+from vtcode.validate.engine import finish_report, start_state
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
 from vtcode.validate.split import can_split, validate_split
 
@@ -44,9 +44,16 @@ def _report(path: Path, opts: ValidateOptions) -> dict[str, object]:
     return dataclasses.asdict(report)
 
 
-def _split_report(path: Path, opts: ValidateOptions, at: int) -> dict[str, object] | None:
-    state = validate_split(str(path), opts, at=at)
-    return None if state is None else dataclasses.asdict(finish_report("log", state))
+def _split_report(
+    path: Path, opts: ValidateOptions, at: int
+) -> tuple[str | None, dict[str, object]]:
+    """How the split went ("joined": the child's half was used; "redone": the parent scanned
+    the second half itself) and the report, which must be the single pass's either way."""
+    with path.open("rb") as f:
+        state = start_state(opts)
+        outcome = validate_split(f, state, at=at)
+        assert outcome is not None  # a forced split always starts
+    return outcome, dataclasses.asdict(finish_report("log", state))
 
 
 def _turn_starts(data: bytes) -> set[int]:
@@ -68,14 +75,14 @@ def test_every_split_point_of_every_fixture_log_gives_the_single_pass_report() -
         for opts in OPTION_SETS:
             expected = _report(path, opts)
             for at in _line_starts(data):
-                got = _split_report(path, opts, at)
-                if got is None:
-                    # declining costs time, never exactness; at a turn of a valid log it
-                    # would mean the speculation is too narrow for the usual case
+                outcome, got = _split_report(path, opts, at)
+                assert got == expected, f"{path.name} split at byte {at} ({outcome}) with {opts}"
+                if outcome == "joined":
+                    joined += 1
+                else:
+                    # redoing costs time, never exactness; at a turn of a valid log it would
+                    # mean the speculation is too narrow for the usual case
                     assert not (path.parent.name == "valid" and at in turns), (path.name, at)
-                    continue
-                joined += 1
-                assert got == expected, f"{path.name} split at byte {at} with {opts}"
     assert joined > 300  # the comparison above ran on real joins, not only on declines
 
 
@@ -91,8 +98,8 @@ def test_shuffled_mixtures_of_good_and_bad_lines_split_anywhere(tmp_path: Path) 
         opts = OPTION_SETS[round_ % len(OPTION_SETS)]
         expected = _report(log, opts)
         for at in rng.sample(starts, min(6, len(starts))):
-            got = _split_report(log, opts, at)
-            assert got is None or got == expected, f"round {round_}, split at byte {at}"
+            outcome, got = _split_report(log, opts, at)
+            assert got == expected, f"round {round_}, split at byte {at} ({outcome})"
 
 
 def _big_log(path: Path, lines: int) -> None:

@@ -90,6 +90,18 @@ def finish_report(name: str, state: ScanState) -> FileReport:
     )
 
 
+def _read_failed(name: str, state: ScanState, e: OSError) -> FileReport:
+    return _unreadable(
+        name,
+        f"read failed after line {state.lines}: {e.strerror or e}",
+        state.problems,
+        lines=state.lines,
+        events=state.events,
+        bytes=state.bytes,
+        format=state.shape,
+    )
+
+
 def validate_stream(
     stream: BinaryIO,
     name: str,
@@ -99,19 +111,10 @@ def validate_stream(
     """Validate one JSONL stream (a file or stdin) and report every problem up to the cap."""
     opts = options or ValidateOptions()
     state = start_state(opts)
-    reader = LineReader(stream, opts.max_line_bytes)
     try:
-        scan(state, reader, progress)
+        scan(state, LineReader(stream, opts.max_line_bytes), progress)
     except OSError as e:
-        return _unreadable(
-            name,
-            f"read failed after line {state.lines}: {e.strerror or e}",
-            state.problems,
-            lines=state.lines,
-            events=state.events,
-            bytes=state.bytes,
-            format=state.shape,
-        )
+        return _read_failed(name, state, e)
     if progress is not None:
         progress(state.bytes)
     return finish_report(name, state)
@@ -145,18 +148,20 @@ def validate_path(
         if stat.S_ISDIR(st.st_mode):
             return _unreadable(name, "is a directory, not a log file")
         opts = options or ValidateOptions()
-        if _should_split(st, jobs):
-            from vtcode.validate.split import validate_split
+        state = start_state(opts)
+        try:
+            split = None
+            if _should_split(st, jobs):
+                from vtcode.validate.split import validate_split
 
-            try:
-                state = validate_split(os.fspath(path), opts, progress)
-            except OSError:
-                state = None  # the single pass below reports it where it happens
-            if state is not None:
-                if progress is not None:
-                    progress(state.bytes)
-                return finish_report(name, state)
-        return validate_stream(f, name, opts, progress)
+                split = validate_split(f, state, progress)
+            if split is None:
+                scan(state, LineReader(f, opts.max_line_bytes), progress)
+        except OSError as e:
+            return _read_failed(name, state, e)
+        if progress is not None:
+            progress(state.bytes)
+        return finish_report(name, state)
 
 
 def _should_split(st: os.stat_result, jobs: int | None) -> bool:

@@ -13,7 +13,7 @@ Lines are yielded WITHOUT their newline; `kind` says whether there was one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import Protocol
 
 __all__ = ["LAST_UNTERMINATED", "OK", "TOO_LONG", "LineReader"]
 
@@ -25,12 +25,18 @@ LAST_UNTERMINATED = 1  # the final line of the stream has no newline (maybe torn
 TOO_LONG = 2  # longer than the cap: `data` is empty and `long_line_size` says how long it was
 
 
+class ByteSource(Protocol):
+    """What the reader needs of a stream (`read1` is used when it has one)."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
 class LineReader:
     """Iterate `(line_number, data, kind)` over a binary stream; `bytes_read` tracks progress."""
 
     def __init__(
         self,
-        stream: BinaryIO,
+        stream: ByteSource,
         max_line_bytes: int,
         *,
         limit: int | None = None,

@@ -111,7 +111,8 @@ class ScanState:
     unknown_types: int = 0
     events: int = 0
     last_seq: float = 0  # NaN while the seq before this range is unknown
-    first_seq: tuple[int, int] | None = None  # (line, seq) of the first seq when it was unknown
+    # (line, seq, problems found before it) of the first seq, when the seq before was unknown
+    first_seq: tuple[int, int, int] | None = None
     lines: int = 0
     bytes: int = 0
 
@@ -188,7 +189,7 @@ def scan(state: ScanState, reader: LineReader, progress: Progress | None = None)
                             seq = obj.seq
                             if seq is not unset and seq != last_seq + 1:
                                 if first_seq is None and last_seq != last_seq:  # NaN: unknown
-                                    first_seq = (number, seq)
+                                    first_seq = (number, seq, problems.errors + problems.warnings)
                                     last_seq = seq
                                 else:
                                     seq_gap(add, number, seq, int(last_seq))
@@ -270,7 +271,7 @@ def scan(state: ScanState, reader: LineReader, progress: Progress | None = None)
                     seq = obj.get("seq")
                     if seq is not None and type(seq) is int and seq != last_seq + 1:
                         if first_seq is None and last_seq != last_seq:  # NaN: unknown
-                            first_seq = (number, seq)
+                            first_seq = (number, seq, problems.errors + problems.warnings)
                             last_seq = seq
                         else:
                             seq_gap(add, number, seq, int(last_seq))

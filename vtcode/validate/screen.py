@@ -47,12 +47,14 @@ SCREEN_DEPTH_BRACKETS = 128
 
 _I64_MAX = 2**63 - 1
 _I64_MIN = -(2**63)
+_U64_MAX = 2**64 - 1
 # RFC 3339 date-time, stricter than the `date-time` format (no leap second, no lowercase, no
 # Feb 29, days within their month): every string it accepts, jsonschema-rs accepts too.
-_RFC3339 = (
-    r"^\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|"
+_RFC3339 = (  # [0-9], not \d (any Unicode digit); \Z, not $ (which allows a final newline)
+    r"^[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|"
     r"(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
-    r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?"
+    r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z"
 )
 _NUMBER = re.compile(rb"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _IGNORED = frozenset({"description", "title", "examples", "$schema", "$id", "$comment"})
@@ -308,8 +310,9 @@ class LineScreen:
             obj = self._decode(data)
         except (msgspec.DecodeError, ValueError, RecursionError):  # incl. bad UTF-8, free floats
             return None
-        if len(self._encode(obj)) != len(data):
-            return None
+        size = len(self._encode(obj))
+        if size != len(data) and not (size == len(data) - 1 and data.endswith(b"\r")):
+            return None  # (a CRLF line: the `\r` is whitespace to every reader)
         ev = obj.event if self.wrapped else obj
         variant = self.variants[type(ev)]
         if variant.raw_numbers and not _numbers_ok(ev, variant.raw_numbers):
@@ -317,24 +320,54 @@ class LineScreen:
         if variant.has_item:
             item = ev.item
             free = self._free_form[type(item)]
-            if free and _maybe_too_deep(item, free, data):
+            if free and _free_form_doubtful(item, free, data):
                 return None
         return obj
 
 
-def _maybe_too_deep(item: Any, free: tuple[str, ...], data: bytes | bytearray) -> bool:
-    """Only a free-form value can nest without bound; count brackets when one is a container."""
+def _int_doubtful(value: int) -> bool:
+    """orjson and serde_json read an integer past i64/u64 as a float (and refuse one past the
+    double range); msgspec keeps it exact. Such a rare number takes the exact path."""
+    return not _I64_MIN <= value <= _U64_MAX
+
+
+def _free_form_doubtful(item: Any, free: tuple[str, ...], data: bytes | bytearray) -> bool:
+    """True when a free-form value needs the exact path: an integer past 64 bits, or nesting
+    that may pass serde_json's depth limit. Flat arguments (the usual case) cost one loop."""
     for name in free:
         value = getattr(item, name)
         kind = type(value)
-        if kind is dict:
-            value = value.values()
-        elif kind is not list:
+        if kind is int:
+            if _int_doubtful(value):
+                return True
             continue
-        for inner in value:  # flat arguments (the usual case) need no count
+        if kind is dict:
+            values: Any = value.values()
+        elif kind is list:
+            values = value
+        else:
+            continue
+        for inner in values:
             kind = type(inner)
-            if kind is dict or kind is list:
-                return data.count(b"[") + data.count(b"{") >= SCREEN_DEPTH_BRACKETS
+            if kind is int:
+                if _int_doubtful(inner):
+                    return True
+            elif kind is dict or kind is list:
+                if data.count(b"[") + data.count(b"{") >= SCREEN_DEPTH_BRACKETS:
+                    return True
+                return _nested_doubtful(value)
+    return False
+
+
+def _nested_doubtful(value: Any) -> bool:
+    """An integer past 64 bits anywhere in a nested value (its depth is already bounded)."""
+    kind = type(value)
+    if kind is int:
+        return _int_doubtful(value)
+    if kind is dict:
+        return any(_nested_doubtful(v) for v in value.values())
+    if kind is list:
+        return any(_nested_doubtful(v) for v in value)
     return False
 
 

@@ -26,6 +26,7 @@ import pickle
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import BinaryIO, Literal
 
 import orjson
 
@@ -65,6 +66,7 @@ def can_split() -> bool:
 class _Half:
     """The child's result: what a scan of the second half found, and its open boundary."""
 
+    before: int  # newlines the child counted before the split (the parent must agree)
     problems: list[Problem]
     errors: int
     warnings: int
@@ -73,7 +75,7 @@ class _Half:
     events: int
     lines: int
     bytes: int
-    first_seq: tuple[int, int] | None
+    first_seq: tuple[int, int, int] | None
     boundary: Boundary | None
 
 
@@ -104,18 +106,16 @@ _FIRST_SHARE = 0.53
 
 
 def _split_point(fd: int, size: int, shape: LineShape) -> int | None:
-    """The start of the first turn.started line after the aim, else of the next line."""
+    """The start of the first turn.started line after the aim; None when there is none near
+    (a one-turn log, as `exec` writes: the speculation would not hold, so do not fork)."""
     mid = int(size * _FIRST_SHARE)
     window = os.pread(fd, _WINDOW, mid)
     mark = window.find(_TURN_MARK[shape])
     if mark > 0:
         start = window.rfind(b"\n", 0, mark)
-        if start >= 0:
+        if start >= 0 and mid + start + 1 < size:
             return mid + start + 1
-    newline = window.find(b"\n")
-    if newline < 0 or mid + newline + 1 >= size:
-        return None
-    return mid + newline + 1
+    return None
 
 
 def _count_lines(fd: int, end: int) -> int:
@@ -130,22 +130,47 @@ def _count_lines(fd: int, end: int) -> int:
     return count
 
 
-def _second_half(
-    path: str, ident: tuple[int, int], offset: int, opts: ValidateOptions, shape: LineShape
-) -> _Half | None:
+class _PreadStream:
+    """A read-only stream over a shared file descriptor that never moves its offset (the
+    parent reads the same open file: `pread` keeps the two processes out of each other's way,
+    and the child never opens the path again, which may by now name another file or a FIFO)."""
+
+    def __init__(self, fd: int, offset: int) -> None:
+        self._fd = fd
+        self._offset = offset
+
+    def read1(self, size: int = -1) -> bytes:
+        block = os.pread(self._fd, size if size > 0 else 1 << 20, self._offset)
+        self._offset += len(block)
+        return block
+
+    read = read1
+
+
+def _die_with_parent(parent: int) -> None:
+    """The child must not outlive a parent killed by SIGTERM/SIGKILL (it would hold the
+    caller's pipes open and burn a core): Linux's parent-death signal, then a check."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's kill on any exception is the only guard
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _second_half(fd: int, offset: int, opts: ValidateOptions, shape: LineShape) -> _Half:
     """The child's work: scan from `offset` to the end of the file."""
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
-        if (st.st_dev, st.st_ino) != ident:
-            return None  # the path now names another file
-        first_line = _count_lines(f.fileno(), offset)
-        f.seek(offset)
-        problems = Problems(opts.max_problems)
-        life = new_lifecycle(opts, problems, shape, SpeculativeLifecycle)
-        state = ScanState(opts=opts, problems=problems, shape=shape, life=life, last_seq=math.nan)
-        state.lines = first_line
-        scan(state, LineReader(f, opts.max_line_bytes, first_line=first_line + 1))
+    first_line = _count_lines(fd, offset)
+    problems = Problems(opts.max_problems)
+    life = new_lifecycle(opts, problems, shape, SpeculativeLifecycle)
+    state = ScanState(opts=opts, problems=problems, shape=shape, life=life, last_seq=math.nan)
+    state.lines = first_line
+    stream = _PreadStream(fd, offset)
+    scan(state, LineReader(stream, opts.max_line_bytes, first_line=first_line + 1))
     return _Half(
+        before=first_line,
         problems=problems.items,
         errors=problems.errors,
         warnings=problems.warnings,
@@ -159,18 +184,32 @@ def _second_half(
     )
 
 
+_STOP = {signal.SIGINT, signal.SIGTERM}
+
+
 def _fork_second_half(
-    path: str, ident: tuple[int, int], offset: int, opts: ValidateOptions, shape: LineShape
+    fd: int, offset: int, opts: ValidateOptions, shape: LineShape
 ) -> tuple[int, int]:
     """Start the child; returns (pid, read end of the pipe its pickled `_Half` comes on)."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    parent = os.getpid()
+    # no Ctrl-C between fork and the child's `try` (it would run the parent's exit path)
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:  # the child: never returns
         code = 0
         try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+            _die_with_parent(parent)
             os.close(read_end)
             try:
-                payload = pickle.dumps(_second_half(path, ident, offset, opts, shape))
+                payload = pickle.dumps(_second_half(fd, offset, opts, shape))
             except BaseException:
                 payload = pickle.dumps(None)
             view = memoryview(payload)
@@ -180,15 +219,23 @@ def _fork_second_half(
             code = 1
         finally:
             os._exit(code)
+    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     os.close(write_end)
     return pid, read_end
 
 
-def _collect(pid: int, read_end: int) -> _Half | None:
+def _collect(pid: int, read_end: int, *, kill: bool) -> _Half | None:
+    """The child's result (None if it failed); `kill` stops it first (its result is unused)."""
     chunks: list[bytes] = []
     try:
-        while chunk := os.read(read_end, 1 << 20):
-            chunks.append(chunk)
+        if kill:
+            os.kill(pid, signal.SIGKILL)
+        else:
+            while chunk := os.read(read_end, 1 << 20):
+                chunks.append(chunk)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)  # an interrupt while waiting: never wait for its half
+        raise
     finally:
         os.close(read_end)
         os.waitpid(pid, 0)
@@ -199,30 +246,41 @@ def _collect(pid: int, read_end: int) -> _Half | None:
     return half if isinstance(half, _Half) else None
 
 
-def _merge(state: ScanState, half: _Half) -> bool:
-    """Append the child's findings to the first half's state; False if it must be redone."""
+def _merge(state: ScanState, half: _Half, offset: int) -> bool:
+    """Append the child's findings to the first half's state; False (nothing changed) when
+    the child's assumption does not hold here or the file changed between the two reads."""
+    if state.lines != half.before or state.bytes != offset:
+        return False  # the file was cut back or rewritten while we read it
     extras = Problems(2**31)
-    first_extras = Problems(2**31)
+    tail = list(half.problems)
     if half.first_seq is not None:
-        line, seq = half.first_seq
+        line, seq, found_before = half.first_seq
         if seq < state.last_seq + 1:
             return False  # a seq that went back: a single pass resyncs differently
         if seq != state.last_seq + 1:
-            seq_gap(first_extras.add, line, seq, int(state.last_seq))
+            gap = Problems(1)
+            seq_gap(gap.add, line, seq, int(state.last_seq))
+            if found_before <= len(tail):  # where a single pass would have found it
+                tail.insert(found_before, gap.items[0])
+            first_gap = 1
+        else:
+            first_gap = 0
+    else:
+        first_gap = 0
     if state.life is not None:
         assert half.boundary is not None
         if not state.life.join(half.boundary, extras.add):
             return False
+    # the deferred lifecycle checks come last on their line (as in `Lifecycle.feed`)
     ranked = sorted(
-        [(p.line, 0, i, p) for i, p in enumerate(first_extras.items)]
-        + [(p.line, 1, i, p) for i, p in enumerate(half.problems)]
-        + [(p.line, 2, i, p) for i, p in enumerate(extras.items)],
+        [(p.line, 0, i, p) for i, p in enumerate(tail)]
+        + [(p.line, 1, i, p) for i, p in enumerate(extras.items)],
         key=lambda r: (r[0], r[1], r[2]),
     )
     problems = state.problems
     problems.items = (problems.items + [r[3] for r in ranked])[: problems.cap]
-    problems.errors += half.errors + extras.errors + first_extras.errors
-    problems.warnings += half.warnings + extras.warnings + first_extras.warnings
+    problems.errors += half.errors + extras.errors + first_gap
+    problems.warnings += half.warnings + extras.warnings
     problems.suppressed = problems.errors + problems.warnings - len(problems.items)
     for key, count in half.counts.items():
         state.counts[key] += count
@@ -233,45 +291,50 @@ def _merge(state: ScanState, half: _Half) -> bool:
     return True
 
 
+Outcome = Literal["joined", "redone"]
+
+
 def validate_split(
-    path: str,
-    opts: ValidateOptions,
+    f: BinaryIO,
+    state: ScanState,
     progress: Progress | None = None,
     *,
     at: int | None = None,
-) -> ScanState | None:
-    """The state after both halves of `path`, or None: then validate it in one pass.
+) -> Outcome | None:
+    """Scan the open regular file `f` (at offset 0) into the fresh `state` with two processes.
 
-    `at` forces the split at that byte offset (the start of a line; for the tests).
+    None: not started (`state` and `f` untouched; scan it in one pass). "joined": the child's
+    half was joined. "redone": the parent scanned the second half itself after the join
+    declined (the child's work was wasted, the result is the same). A read error propagates
+    with `state` as far as it got. `at` forces the split at that byte offset (a line start;
+    for the tests).
     """
-    from vtcode.validate.engine import start_state
-
-    with open(path, "rb") as f:
-        fd = f.fileno()
-        st = os.fstat(fd)
-        size = st.st_size
-        probe = _shape_of(os.pread(fd, _WINDOW, 0), opts)
-        if probe is None:
-            return None
-        shape, probe_end = probe
-        offset = at if at is not None else _split_point(fd, size, shape)
-        if offset is None or not 0 < offset < size or offset < probe_end:
-            return None
-        pid, read_end = _fork_second_half(path, (st.st_dev, st.st_ino), offset, opts, shape)
-        try:
-            state = start_state(opts)
-            state.shape = shape
-            state.life = new_lifecycle(opts, state.problems, shape)
-            scaled = None if progress is None else (lambda n: progress(n * size // offset))
-            try:
-                scan(state, LineReader(f, opts.max_line_bytes, limit=offset), scaled)
-            except OSError:
-                return None  # a single pass reports the read error where it happens
-        except BaseException:
-            os.kill(pid, signal.SIGKILL)
-            raise
-        finally:
-            half = _collect(pid, read_end)
-    if half is None or not _merge(state, half):
+    opts = state.opts
+    fd = f.fileno()
+    size = os.fstat(fd).st_size
+    probe = _shape_of(os.pread(fd, _WINDOW, 0), opts)
+    if probe is None:
         return None
-    return state
+    shape, probe_end = probe
+    offset = at if at is not None else _split_point(fd, size, shape)
+    if offset is None or not 0 < offset < size or offset < probe_end:
+        return None
+    if state.shape is None:
+        state.shape = shape
+        state.life = new_lifecycle(opts, state.problems, shape)
+    life = state.life
+    pid, read_end = _fork_second_half(fd, offset, opts, shape)
+    try:
+        scaled = None if progress is None else (lambda n: progress(n * size // offset))
+        scan(state, LineReader(f, opts.max_line_bytes, limit=offset), scaled)
+    except BaseException:
+        _collect(pid, read_end, kill=True)
+        raise
+    # the assumptions the first half alone can refute: then do not wait for the child
+    hopeless = life is not None and bool(life.turn_line or life.completed_line or not life.seen_any)
+    half = _collect(pid, read_end, kill=hopeless)
+    if half is not None and _merge(state, half, offset):
+        return "joined"
+    rest = None if progress is None else (lambda n: progress(offset + n))
+    scan(state, LineReader(f, opts.max_line_bytes, first_line=state.lines + 1), rest)
+    return "redone"
