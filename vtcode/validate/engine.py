@@ -107,12 +107,23 @@ def validate_stream(
     name: str,
     options: ValidateOptions | None = None,
     progress: Progress | None = None,
+    *,
+    split: bool = False,
 ) -> FileReport:
-    """Validate one JSONL stream (a file or stdin) and report every problem up to the cap."""
+    """Validate one JSONL stream (a file or stdin) and report every problem up to the cap.
+
+    `split`: `stream` is a regular file at offset 0 that may use two processes (`split.py`).
+    """
     opts = options or ValidateOptions()
     state = start_state(opts)
     try:
-        scan(state, LineReader(stream, opts.max_line_bytes), progress)
+        started = None
+        if split:
+            from vtcode.validate.split import validate_split
+
+            started = validate_split(stream, state, progress)
+        if started is None:
+            scan(state, LineReader(stream, opts.max_line_bytes), progress)
     except OSError as e:
         return _read_failed(name, state, e)
     if progress is not None:
@@ -147,21 +158,7 @@ def validate_path(
             return _unreadable(name, f"cannot stat: {e.strerror or e}")
         if stat.S_ISDIR(st.st_mode):
             return _unreadable(name, "is a directory, not a log file")
-        opts = options or ValidateOptions()
-        state = start_state(opts)
-        try:
-            split = None
-            if _should_split(st, jobs):
-                from vtcode.validate.split import validate_split
-
-                split = validate_split(f, state, progress)
-            if split is None:
-                scan(state, LineReader(f, opts.max_line_bytes), progress)
-        except OSError as e:
-            return _read_failed(name, state, e)
-        if progress is not None:
-            progress(state.bytes)
-        return finish_report(name, state)
+        return validate_stream(f, name, options, progress, split=_should_split(st, jobs))
 
 
 def _should_split(st: os.stat_result, jobs: int | None) -> bool:

@@ -33,7 +33,7 @@ import orjson
 from vtcode.lineshape import LineShape
 from vtcode.validate.lifecycle import Boundary, SpeculativeLifecycle
 from vtcode.validate.lines import LineReader
-from vtcode.validate.report import FormatOption, Problem, ValidateOptions
+from vtcode.validate.report import FormatOption, ValidateOptions
 from vtcode.validate.scan import Problems, ScanState, new_lifecycle, scan, seq_gap
 
 __all__ = ["SPLIT_MIN_BYTES", "can_split", "validate_split"]
@@ -64,18 +64,11 @@ def can_split() -> bool:
 
 @dataclass
 class _Half:
-    """The child's result: what a scan of the second half found, and its open boundary."""
+    """The child's result: its scan of the second half (without the lifecycle, whose items map
+    stays in the child) and the boundary the lifecycle left open."""
 
     before: int  # newlines the child counted before the split (the parent must agree)
-    problems: list[Problem]
-    errors: int
-    warnings: int
-    counts: dict[str, int]
-    unknown_types: int
-    events: int
-    lines: int
-    bytes: int
-    first_seq: tuple[int, int, int] | None
+    state: ScanState
     boundary: Boundary | None
 
 
@@ -172,19 +165,9 @@ def _second_half(fd: int, offset: int, opts: ValidateOptions, shape: LineShape) 
     state.lines = first_line
     stream = _PreadStream(fd, offset)
     scan(state, LineReader(stream, opts.max_line_bytes, first_line=first_line + 1))
-    return _Half(
-        before=first_line,
-        problems=problems.items,
-        errors=problems.errors,
-        warnings=problems.warnings,
-        counts=state.counts,
-        unknown_types=state.unknown_types,
-        events=state.events,
-        lines=state.lines,
-        bytes=state.bytes,
-        first_seq=state.first_seq,
-        boundary=life.close() if isinstance(life, SpeculativeLifecycle) else None,
-    )
+    boundary = life.close() if isinstance(life, SpeculativeLifecycle) else None
+    state.life = None
+    return _Half(before=first_line, state=state, boundary=boundary)
 
 
 _STOP = {signal.SIGINT, signal.SIGTERM}
@@ -252,12 +235,13 @@ def _collect(pid: int, read_end: int, *, kill: bool) -> _Half | None:
 def _merge(state: ScanState, half: _Half, offset: int) -> bool:
     """Append the child's findings to the first half's state; False (nothing changed) when
     the child's assumption does not hold here or the file changed between the two reads."""
+    second = half.state
     if state.lines != half.before or state.bytes != offset:
         return False  # the file was cut back or rewritten while we read it
     extras = Problems(2**31)
-    tail = list(half.problems)
-    if half.first_seq is not None:
-        line, seq, found_before = half.first_seq
+    tail = list(second.problems.items)
+    if second.first_seq is not None:
+        line, seq, found_before = second.first_seq
         if seq < state.last_seq + 1:
             return False  # a seq that went back: a single pass resyncs differently
         if seq != state.last_seq + 1:
@@ -282,15 +266,15 @@ def _merge(state: ScanState, half: _Half, offset: int) -> bool:
     )
     problems = state.problems
     problems.items = (problems.items + [r[3] for r in ranked])[: problems.cap]
-    problems.errors += half.errors + extras.errors + first_gap
-    problems.warnings += half.warnings + extras.warnings
+    problems.errors += second.problems.errors + extras.errors + first_gap
+    problems.warnings += second.problems.warnings + extras.warnings
     problems.suppressed = problems.errors + problems.warnings - len(problems.items)
-    for key, count in half.counts.items():
+    for key, count in second.counts.items():
         state.counts[key] += count
-    state.unknown_types += half.unknown_types
-    state.events += half.events
-    state.lines = half.lines
-    state.bytes += half.bytes
+    state.unknown_types += second.unknown_types
+    state.events += second.events
+    state.lines = second.lines
+    state.bytes += second.bytes
     return True
 
 
