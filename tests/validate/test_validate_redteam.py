@@ -88,7 +88,7 @@ class _NoScreen:
     def __init__(self, shape: LineShape) -> None:
         real = screen_for(shape)
         self.variants = real.variants
-        self.item_tags = real.item_tags
+        self.items = real.items
 
     def __call__(self, data: bytes | bytearray) -> None:
         return None

@@ -23,6 +23,7 @@ integer fields of its event type, and a bracket count only for the item types wi
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -409,12 +410,7 @@ class ReaderParity:
         return out
 
 
-_CACHE: dict[LineShape, ReaderParity] = {}
-
-
+@functools.cache
 def parity_for(shape: LineShape) -> ReaderParity:
     """One cached rule set per line shape."""
-    rules = _CACHE.get(shape)
-    if rules is None:
-        rules = _CACHE[shape] = ReaderParity(shape)
-    return rules
+    return ReaderParity(shape)

@@ -135,9 +135,40 @@ def _explain(state: ScanState, obj: dict[str, Any], line: int) -> None:
         state.problems.add(line, f.pointer, f.code, severity, f.message, f.value)
 
 
+def _exact(state: ScanState, data: bytes, obj: dict[str, Any], ev: Any, line: int) -> None:
+    """The exact path for a parsed object line: schema, reader parity, counts, lifecycle."""
+    from vtcode.validate.parity import parity_for
+    from vtcode.validate.schemacheck import checker_for
+
+    assert state.shape is not None
+    if type(ev) is not dict:
+        ev = None
+    tag = ev.get("type") if ev is not None else None
+    etype = tag if type(tag) is str else None
+    fast = checker_for(state.shape).fast_by_type.get(etype) if etype is not None else None
+    try:
+        ok = fast is not None and fast(obj)
+    except ValueError:  # jsonschema-rs refuses very deep values
+        ok = False
+    if not ok:
+        _explain(state, obj, line)
+    parity = parity_for(state.shape)
+    if not ok or parity.suspect(data, obj, ev, etype):
+        # serde_json's rules hold in every mode: a reader refuses the line
+        for f in parity.findings(data, obj):
+            state.problems.add(line, f.pointer, f.code, Severity.ERROR, f.message, f.value)
+    if etype is not None:
+        if etype in state.counts:
+            state.counts[etype] += 1
+        else:
+            state.unknown_types += 1
+        if state.life is not None and ev is not None:
+            state.life.feed_event(line, etype, ev)
+
+
 def scan(state: ScanState, reader: LineReader, progress: Progress | None = None) -> None:
     """Validate every line `reader` yields, updating `state` (also when a read fails)."""
-    from vtcode.validate.schemacheck import checker_for, detect_shape, json_type  # no heavy import
+    from vtcode.validate.schemacheck import detect_shape, json_type  # no heavy import
 
     opts = state.opts
     problems = state.problems
@@ -147,7 +178,7 @@ def scan(state: ScanState, reader: LineReader, progress: Progress | None = None)
     shape = state.shape
     screen = screen_for(shape) if shape is not None else None
     variants = screen.variants if screen is not None else {}
-    item_tags = screen.item_tags if screen is not None else {}
+    items = screen.items if screen is not None else {}
     wrapped = shape is LineShape.WRAPPED
     life = state.life
     counts = state.counts
@@ -158,7 +189,8 @@ def scan(state: ScanState, reader: LineReader, progress: Progress | None = None)
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     unset = UNSET
-    etype: str | None
+    etype: str
+    seq: int | None
     gc_was_on = gc.isenabled()
     gc.disable()  # nothing here makes cycles; the collector cost 10% of the scan
     try:
@@ -166,7 +198,7 @@ def scan(state: ScanState, reader: LineReader, progress: Progress | None = None)
             number = first - 1
             for data in run:
                 number += 1
-                if screen is None and kind == OK:
+                if screen is None:
                     # `--format auto`: learn the shape from the first object line, so that this
                     # line too can take the fast path (a log's first line never needs the slow one)
                     try:
@@ -176,138 +208,103 @@ def scan(state: ScanState, reader: LineReader, progress: Progress | None = None)
                     if type(head) is dict:
                         shape = state.shape = detect_shape(head)
                         screen = screen_for(shape)
-                        variants, item_tags = screen.variants, screen.item_tags
+                        variants, items = screen.variants, screen.items
                         wrapped = shape is LineShape.WRAPPED
                         life = state.life = new_lifecycle(opts, problems, shape)
-                if screen is not None and kind == OK:
-                    # the fast path: a line proven valid needs only the seq and lifecycle rules
-                    obj = screen(data)
-                    if obj is not None:
-                        events += 1
-                        if wrapped:
-                            ev = obj.event
-                            seq = obj.seq
-                            if seq is not unset and seq != last_seq + 1:
-                                if first_seq is None and last_seq != last_seq:  # NaN: unknown
-                                    first_seq = (number, seq, problems.errors + problems.warnings)
-                                    last_seq = seq
-                                else:
-                                    seq_gap(add, number, seq, int(last_seq))
-                                    last_seq = max(last_seq + 1, seq)
-                            elif seq is not unset:
-                                last_seq = seq
-                        else:
-                            ev = obj
-                        variant = variants[type(ev)]
-                        etype = variant.tag
-                        counts[etype] += 1
-                        if life is not None:
-                            if variant.has_item:
-                                item = ev.item
-                                itype = item_tags[type(item)]
-                                call_id = item.call_id if itype == "tool_output" else None
-                                life.item(number, etype, item.id, itype, call_id)
-                            else:
-                                tid = ev.thread_id if variant.has_thread_id else None
-                                life.feed(number, etype, tid)
-                        if not number & _PROGRESS_MASK:
-                            gc.collect(0)  # only what this stretch allocated and kept
-                            if progress is not None:
-                                progress(reader.bytes_read)
-                        continue
-                if kind == TOO_LONG:
-                    add(
-                        number,
-                        "",
-                        ProblemCode.LINE_TOO_LONG,
-                        Severity.ERROR,
-                        f"line of {reader.long_line_size} bytes is over the "
-                        f"{opts.max_line_bytes}-byte cap (skipped)",
-                    )
-                    continue
-                try:
-                    obj = loads(data)
-                except decode_error as err:
-                    if kind == LAST_UNTERMINATED and data.strip():
+                # the fast path: a line the screen proves valid needs only seq and lifecycle
+                proven = screen(data) if screen is not None and kind == OK else None
+                if proven is not None:
+                    obj = proven
+                    if wrapped:
+                        ev = obj.event
+                        seq = obj.seq
+                        if seq is unset:
+                            seq = None
+                    else:
+                        ev, seq = obj, None
+                else:
+                    if kind == TOO_LONG:
                         add(
                             number,
                             "",
-                            ProblemCode.TORN_LINE,
-                            partial_sev,
-                            f"torn final line: {len(data)} bytes, no newline, not parsable "
-                            "(a write was cut off)",
+                            ProblemCode.LINE_TOO_LONG,
+                            Severity.ERROR,
+                            f"line of {reader.long_line_size} bytes is over the "
+                            f"{opts.max_line_bytes}-byte cap (skipped)",
                         )
                         continue
-                    syn = explain_syntax(data, err)
-                    sev = soft if syn.code is ProblemCode.BLANK_LINE else Severity.ERROR
-                    add(number, "", syn.code, sev, syn.message, None, syn.column)
-                    continue
-                if kind == LAST_UNTERMINATED:
-                    add(
-                        number,
-                        "",
-                        ProblemCode.MISSING_NEWLINE,
-                        Severity.WARNING,
-                        "the final line has no newline (writers end every line with one)",
-                    )
-                if type(obj) is not dict:
-                    add(
-                        number,
-                        "",
-                        ProblemCode.WRONG_TYPE,
-                        Severity.ERROR,
-                        f"a line must be a JSON object, not {json_type(obj)}",
-                    )
-                    continue
+                    try:
+                        obj = loads(data)
+                    except decode_error as err:
+                        if kind == LAST_UNTERMINATED and data.strip():
+                            add(
+                                number,
+                                "",
+                                ProblemCode.TORN_LINE,
+                                partial_sev,
+                                f"torn final line: {len(data)} bytes, no newline, not parsable "
+                                "(a write was cut off)",
+                            )
+                            continue
+                        syn = explain_syntax(data, err)
+                        sev = soft if syn.code is ProblemCode.BLANK_LINE else Severity.ERROR
+                        add(number, "", syn.code, sev, syn.message, None, syn.column)
+                        continue
+                    if kind == LAST_UNTERMINATED:
+                        add(
+                            number,
+                            "",
+                            ProblemCode.MISSING_NEWLINE,
+                            Severity.WARNING,
+                            "the final line has no newline (writers end every line with one)",
+                        )
+                    if type(obj) is not dict:
+                        add(
+                            number,
+                            "",
+                            ProblemCode.WRONG_TYPE,
+                            Severity.ERROR,
+                            f"a line must be a JSON object, not {json_type(obj)}",
+                        )
+                        continue
+                    assert shape is not None  # learned from this very line above at the latest
+                    if wrapped:
+                        ev = obj.get("event")
+                        seq = obj.get("seq")
+                        if type(seq) is not int:
+                            seq = None
+                    else:
+                        ev, seq = obj, None
                 events += 1
-                if shape is None:
-                    shape = state.shape = detect_shape(obj)
-                    screen = screen_for(shape)
-                    variants, item_tags = screen.variants, screen.item_tags
-                    wrapped = shape is LineShape.WRAPPED
-                    life = state.life = new_lifecycle(opts, problems, shape)
-                if wrapped:
-                    ev = obj.get("event")
-                    seq = obj.get("seq")
-                    if seq is not None and type(seq) is int and seq != last_seq + 1:
+                if seq is not None:
+                    if seq != last_seq + 1:
                         if first_seq is None and last_seq != last_seq:  # NaN: unknown
                             first_seq = (number, seq, problems.errors + problems.warnings)
                             last_seq = seq
                         else:
                             seq_gap(add, number, seq, int(last_seq))
                             last_seq = max(last_seq + 1, seq)  # resync without cascading
-                    elif seq is not None and type(seq) is int:
-                        last_seq = seq
-                else:
-                    ev = obj
-                if type(ev) is not dict:
-                    ev = None
-                tag = ev.get("type") if ev is not None else None
-                etype = tag if type(tag) is str else None
-                checker = checker_for(shape)
-                fast = checker.fast_by_type.get(etype) if etype is not None else None
-                try:
-                    ok = fast is not None and fast(obj)
-                except ValueError:  # jsonschema-rs refuses very deep values
-                    ok = False
-                if not ok:
-                    _explain(state, obj, number)
-                from vtcode.validate.parity import parity_for  # the exact path only
-
-                parity = parity_for(shape)
-                if not ok or parity.suspect(data, obj, ev, etype):
-                    # serde_json's rules hold in every mode: a reader refuses the line
-                    for f in parity.findings(data, obj):
-                        add(number, f.pointer, f.code, Severity.ERROR, f.message, f.value)
-                if etype is not None:
-                    if etype in counts:
-                        counts[etype] += 1
                     else:
-                        state.unknown_types += 1
-                    if life is not None and ev is not None:
-                        life.feed_event(number, etype, ev)
-                if progress is not None and not number & _PROGRESS_MASK:
-                    progress(reader.bytes_read)
+                        last_seq = seq
+                if proven is not None:
+                    variant = variants[type(ev)]
+                    etype = variant.tag
+                    counts[etype] += 1
+                    if life is not None:
+                        if variant.has_item:
+                            item = ev.item
+                            itype = items[type(item)].tag
+                            call_id = item.call_id if itype == "tool_output" else None
+                            life.item(number, etype, item.id, itype, call_id)
+                        else:
+                            tid = ev.thread_id if variant.has_thread_id else None
+                            life.feed(number, etype, tid)
+                else:
+                    _exact(state, data, obj, ev, number)
+                if not number & _PROGRESS_MASK:
+                    gc.collect(0)  # only what this stretch allocated and kept
+                    if progress is not None:
+                        progress(reader.bytes_read)
     finally:
         if gc_was_on:
             gc.enable()

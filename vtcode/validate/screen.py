@@ -30,6 +30,7 @@ the exact checker: the screen never decides that a line is wrong.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,6 +88,14 @@ class _Variant:
     has_thread_id: bool
     has_item: bool
     raw_numbers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _ItemKind:
+    """What the hot loop needs of one decoded item class, looked up by `type(item)`."""
+
+    tag: str
+    free_form: tuple[str, ...]  # fields holding any JSON (tool arguments)
 
 
 class _Compiler:
@@ -267,25 +276,22 @@ class LineScreen:
         compiler = _Compiler(schema)
         members = compiler.events()
         event_type = _union(members)
-        if wrapped:
-            root = dict(schema)
-            root["properties"] = {k: v for k, v in schema["properties"].items() if k != "event"}
-            envelope = compiler.struct(
+        target: Any = event_type
+        if wrapped:  # the envelope, with `event` as the tagged union built above
+            envelope = {k: v for k, v in schema.items() if k != "$defs"}
+            envelope["properties"] = {k: v for k, v in schema["properties"].items() if k != "event"}
+            envelope["required"] = [r for r in schema["required"] if r != "event"]
+            target = compiler.struct(
                 "VersionedThreadEvent",
-                {k: v for k, v in root.items() if k not in {"$defs", "required"}}
-                | {"required": [r for r in schema["required"] if r != "event"]},
+                envelope,
                 extra_fields=(("event", event_type, msgspec.NODEFAULT),),
                 tagged=False,
             )
-            target: Any = envelope
-        else:
-            target = event_type
         self.wrapped = wrapped
         self._decode: Callable[[bytes | bytearray], Any] = msgspec.json.Decoder(
             target, float_hook=_no_float
         ).decode
         self._encode = msgspec.json.Encoder().encode
-        self._raw = compiler.raw_numbers
         self.variants: dict[type[Any], _Variant] = {
             cls: _Variant(
                 tag=_tag_of(cls),
@@ -295,13 +301,12 @@ class LineScreen:
             )
             for cls in members
         }
-        self.item_tags: dict[type[Any], str] = {}
-        self._free_form: dict[type[Any], tuple[str, ...]] = {}
         item_union = compiler.types["ThreadItem"]
-        for cls in getattr(item_union, "__args__", (item_union,)):
-            self.item_tags[cls] = _tag_of(cls)
-            self._free_form[cls] = compiler.free_form.get(cls, ())
-        if set(compiler.free_form) - set(self._free_form):
+        self.items: dict[type[Any], _ItemKind] = {
+            cls: _ItemKind(tag=_tag_of(cls), free_form=compiler.free_form.get(cls, ()))
+            for cls in getattr(item_union, "__args__", (item_union,))
+        }
+        if set(compiler.free_form) - set(self.items):
             raise ScreenBuildError("a free-form field outside items: extend the depth screen")
 
     def __call__(self, data: bytes | bytearray) -> Any:
@@ -319,7 +324,7 @@ class LineScreen:
             return None
         if variant.has_item:
             item = ev.item
-            free = self._free_form[type(item)]
+            free = self.items[type(item)].free_form
             if free and _free_form_doubtful(item, free, data):
                 return None
         return obj
@@ -382,12 +387,7 @@ def _numbers_ok(ev: Any, names: tuple[str, ...]) -> bool:
     return True
 
 
-_CACHE: dict[LineShape, LineScreen] = {}
-
-
+@functools.cache
 def screen_for(shape: LineShape) -> LineScreen:
     """One compiled screen per line shape (built on first use: about 10 ms)."""
-    screen = _CACHE.get(shape)
-    if screen is None:
-        screen = _CACHE[shape] = LineScreen(shape)
-    return screen
+    return LineScreen(shape)

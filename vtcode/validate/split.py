@@ -240,6 +240,7 @@ def _merge(state: ScanState, half: _Half, offset: int) -> bool:
         return False  # the file was cut back or rewritten while we read it
     extras = Problems(2**31)
     tail = list(second.problems.items)
+    first_gap = 0
     if second.first_seq is not None:
         line, seq, found_before = second.first_seq
         if seq < state.last_seq + 1:
@@ -250,10 +251,6 @@ def _merge(state: ScanState, half: _Half, offset: int) -> bool:
             if found_before <= len(tail):  # where a single pass would have found it
                 tail.insert(found_before, gap.items[0])
             first_gap = 1
-        else:
-            first_gap = 0
-    else:
-        first_gap = 0
     if state.life is not None:
         assert half.boundary is not None
         if not state.life.join(half.boundary, extras.add):
