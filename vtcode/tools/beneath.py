@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from vtcode.config.policy_paths import policy_inodes
 from vtcode.tools.base import ToolError
 from vtcode.tools.openat2 import openat2_beneath
 from vtcode.tools.paths import refuse_protected
@@ -199,10 +200,22 @@ class Beneath:
             try:
                 parts = tuple(p for p in loc.rel.split("/") if p != ".")
                 refuse_protected(parts, raw, what)
+                self._refuse_alias(loc, raw, what)
             except ToolError:
                 loc.close()
                 raise
         return loc
+
+    def _refuse_alias(self, loc: Located, raw: str, what: str) -> None:
+        """A hard link is the policy file under another name: refused by its inode."""
+        st = loc.lstat()
+        if st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+            return
+        if (st.st_dev, st.st_ino) in policy_inodes(Path(self.real)):
+            raise ToolError(
+                f"{what} {raw!r} is a hard link to a policy file (the workspace config or "
+                ".git/config), which tools may not modify"
+            )
 
     def open(self, raw: str, *, what: str = "path") -> Opened:
         """A regular file or a folder, opened; anything else is a ToolError naming its kind."""

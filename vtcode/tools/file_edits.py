@@ -64,7 +64,7 @@ class WriteFileTool:
     spec = tool_spec(
         "write_file",
         "Create or overwrite a text file in the workspace with `content` (parent folders are "
-        "created). Files under .git/ and .vtcode/ cannot be written.",
+        "created). vtcode.toml, .vtcode/ and .git/ cannot be written.",
         {"path": {"type": "string", "minLength": 1}, "content": {"type": "string"}},
         ["path", "content"],
     )

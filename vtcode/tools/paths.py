@@ -1,6 +1,7 @@
 """Workspace confinement as path strings: the protected names, and `resolve_path`.
 
-Writes may not touch `.vtcode/` (vtcode's own state) or any `.git/` folder (`refuse_protected`).
+Writes may not touch the policy-bearing paths (`vtcode.config.policy_paths`: `vtcode.toml`,
+`.vtcode/`, any `.git/`), in any mode (`refuse_protected`).
 `resolve_path` checks a path string by `realpath` (symlinks followed, `..` collapsed): it serves
 exec_command's `workdir`, which is handed to a child process as a string anyway. The file tools
 never use it: a string checked and then opened can be swapped in between, so they open through
@@ -12,10 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from vtcode.config.policy_paths import WORKSPACE_FILE, protected_entry
 from vtcode.tools.base import ToolError
-
-PROTECTED_TOP = frozenset({".vtcode"})  # only at the workspace root
-PROTECTED_ANY = frozenset({".git"})  # at any depth (nested repos and submodules too)
 
 
 def workspace_root(workspace: Path) -> Path:
@@ -87,12 +86,22 @@ def _rel_parts(path: Path, root: Path) -> tuple[str, ...]:
         return ()
 
 
+_WHY = "a change to policy comes from the user, never from the run it governs"
+
+
 def refuse_protected(parts: tuple[str, ...], raw: str, what: str) -> None:
-    """ToolError if workspace-relative `parts` are under `.vtcode/` (top) or any `.git/`."""
-    if parts and parts[0] in PROTECTED_TOP:
-        raise ToolError(f"{what} {raw!r} is inside {parts[0]}/, which tools may not modify")
-    for part in parts:
-        if part in PROTECTED_ANY:
-            raise ToolError(
-                f"{what} {raw!r} is inside a {part}/ folder, which tools may not modify"
-            )
+    """ToolError if workspace-relative `parts` name or lie in a policy-bearing path."""
+    found = protected_entry(parts)
+    if found is None:
+        return
+    entry, index = found
+    if entry.name == WORKSPACE_FILE:
+        where = "/".join(parts[: index + 1])
+        raise ToolError(
+            f"{what} {raw!r} is the workspace config ({where}), which tools may not modify: {_WHY}"
+        )
+    if entry.any_depth:
+        raise ToolError(
+            f"{what} {raw!r} is inside a {entry.name}/ folder, which tools may not modify: {_WHY}"
+        )
+    raise ToolError(f"{what} {raw!r} is inside {entry.name}/, which tools may not modify: {_WHY}")
