@@ -8,22 +8,18 @@ keys are errors (with a did-you-mean) so a typo never silently turns into a defa
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import functools
 import math
-import re
-import tomllib
-import typing
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 import orjson
 
 from vtcode.errors import UsageError
-from vtcode.jsontypes import U64, DecodeError, Doc, IntRange, decode
+from vtcode.jsontypes import U64, Doc, IntRange
+from vtcode.tomlcheck import Locator, PathKey, decode_toml
 
 __all__ = [
     "MAX_SCRIPT_BYTES",
@@ -154,140 +150,14 @@ class ReplayScript:
 
 
 # --------------------------------------------------------------------------------------------
-# Locating keys in the TOML text (tomllib reports no positions for values)
-
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*(\]\]?)\s*(?:#.*)?$")
-_KEY = re.compile(
-    r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
-)
-_INLINE_KEY = re.compile(r"""[{,]\s*([A-Za-z0-9_-]+|"[^"]*")\s*=""")
-
-PathKey = tuple[str | int, ...]
-
-
-def _split_dotted(text: str) -> list[str]:
-    parts = re.findall(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""", text)
-    return [p[1:-1] if p[:1] in "\"'" else p for p in parts]
-
-
-def _locate_keys(text: str) -> dict[PathKey, tuple[int, int]]:
-    """Map key paths (array-of-table entries as indices) to 1-based (line, column)."""
-    where: dict[PathKey, tuple[int, int]] = {}
-    aot_counts: dict[PathKey, int] = {}
-    table: PathKey = ()
-    in_multiline: str | None = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if in_multiline is not None:
-            if line.count(in_multiline) % 2 == 1:
-                in_multiline = None
-            continue
-        header = _HEADER.match(line)
-        if header and not _KEY.match(line):
-            resolved: list[str | int] = []
-            names = _split_dotted(header.group(2))
-            for i, name in enumerate(names):
-                resolved.append(name)
-                last = i == len(names) - 1
-                if last and header.group(1) == "[[":
-                    key = tuple(resolved)
-                    aot_counts[key] = aot_counts.get(key, -1) + 1
-                    resolved.append(aot_counts[key])
-                elif tuple(resolved) in aot_counts:
-                    resolved.append(aot_counts[tuple(resolved)])
-            table = tuple(resolved)
-            where.setdefault(table, (lineno, line.index("[") + 1))
-            continue
-        m = _KEY.match(line)
-        if not m:
-            continue
-        path = table + tuple(_split_dotted(m.group(1)))
-        where.setdefault(path, (lineno, m.start(1) + 1))
-        rest = line[m.end() :]
-        for im in _INLINE_KEY.finditer(rest):
-            name = im.group(1).strip("\"'")
-            where.setdefault((*path, name), (lineno, m.end() + im.start(1) + 1))
-        for quote in ('"""', "'''"):
-            if rest.count(quote) % 2 == 1:
-                in_multiline = quote
-                break
-    return where
-
-
-def _pointer_to_path(pointer: str) -> PathKey:
-    out: list[str | int] = []
-    for token in pointer.split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        out.append(int(token) if token.isdigit() else token)
-    return tuple(out)
-
-
-def _path_text(path: PathKey) -> str:
-    text = ""
-    for p in path:
-        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else p)
-    return text or "(document)"
-
-
-class _Locator:
-    def __init__(self, source: str, text: str) -> None:
-        self.source = source
-        self._where = _locate_keys(text)
-
-    def location(self, path: PathKey) -> str:
-        for n in range(len(path), -1, -1):
-            pos = self._where.get(path[:n])
-            if pos is not None:
-                return f"{self.source}:{pos[0]}:{pos[1]}"
-        return f"{self.source}:1:1"
-
-    def error(self, path: PathKey, message: str, hint: str | None = None) -> ReplayScriptError:
-        where = self.location(path)
-        return ReplayScriptError(f"{_path_text(path)}: {message}", location=where, hint=hint)
-
-
-# --------------------------------------------------------------------------------------------
 # Validation
 
 
-def _dataclass_of(tp: Any) -> type[Any] | None:
-    """The dataclass inside `X`, `X | None`, `Annotated[X, ...]` (None for other types)."""
-    while get_origin(tp) is Annotated:
-        tp = get_args(tp)[0]
-    args = [a for a in get_args(tp) if a is not type(None)] if get_origin(tp) else []
-    if len(args) == 1 and get_origin(tp) is not list:
-        return _dataclass_of(args[0])
-    return tp if isinstance(tp, type) and dataclasses.is_dataclass(tp) else None
+def _script_error(message: str, location: str, hint: str | None) -> ReplayScriptError:
+    return ReplayScriptError(message, location=location, hint=hint)
 
 
-def _list_item_dataclass(tp: Any) -> type[Any] | None:
-    while get_origin(tp) is Annotated:
-        tp = get_args(tp)[0]
-    if get_origin(tp) is list:
-        return _dataclass_of(get_args(tp)[0])
-    return None
-
-
-def _check_unknown_keys(cls: type[Any], data: Any, path: PathKey, loc: _Locator) -> None:
-    if not isinstance(data, dict):
-        return  # the decoder reports the wrong type
-    hints = typing.get_type_hints(cls, include_extras=True)
-    known = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-    for key, value in data.items():
-        if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
-            raise loc.error((*path, key), "unknown key", hint=hint)
-        tp = known[key]
-        sub = _dataclass_of(tp)
-        if sub is not None:
-            _check_unknown_keys(sub, value, (*path, key), loc)
-        item = _list_item_dataclass(tp)
-        if item is not None and isinstance(value, list):
-            for i, entry in enumerate(value):
-                _check_unknown_keys(item, entry, (*path, key, i), loc)
-
-
-def _check_json_value(value: Any, path: PathKey, loc: _Locator) -> None:
+def _check_json_value(value: Any, path: PathKey, loc: Locator) -> None:
     """Tool arguments become JSON: reject TOML dates/times and non-finite floats."""
     if isinstance(value, dict):
         for k, v in value.items():
@@ -301,7 +171,7 @@ def _check_json_value(value: Any, path: PathKey, loc: _Locator) -> None:
         raise loc.error(path, f"a TOML {type(value).__name__} is not a JSON value; use a string")
 
 
-def _check_semantics(script: ReplayScript, loc: _Locator) -> None:
+def _check_semantics(script: ReplayScript, loc: Locator) -> None:
     for i, turn in enumerate(script.turn):
         base: PathKey = ("turn", i)
         has_content = bool(turn.text or turn.reasoning or turn.tool_calls)
@@ -341,20 +211,7 @@ def _check_semantics(script: ReplayScript, loc: _Locator) -> None:
 
 def parse_script(text: str, *, source: str = "<script>") -> ReplayScript:
     """Validate TOML text into a `ReplayScript`; `ReplayScriptError` (exit 2) names the spot."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
-        where = f"{source}:{m.group(1)}:{m.group(2)}" if m else f"{source}:1:1"
-        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", msg)
-        raise ReplayScriptError(f"invalid TOML: {reason}", location=where) from None
-    loc = _Locator(source, text)
-    _check_unknown_keys(ReplayScript, data, (), loc)
-    try:
-        script = decode(ReplayScript, data)
-    except DecodeError as exc:
-        raise loc.error(_pointer_to_path(exc.pointer), exc.reason) from None
+    script, _, loc = decode_toml(ReplayScript, text, source=source, make_error=_script_error)
     _check_semantics(script, loc)
     return script
 

@@ -1,0 +1,101 @@
+"""One bounded child process: its own process group, stdin closed, output to a file, killed
+whole (the group) when its time is up. Setup commands, checks and agent runs all use it, so
+a task can never leave a stray process behind or hang the eval."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ProcResult", "run_bounded", "tail_text"]
+
+KILL_GRACE = 5.0  # seconds between SIGTERM to the group and SIGKILL
+
+
+@dataclass(frozen=True, slots=True)
+class ProcResult:
+    """How a bounded child ended: `exit_code` is negative for a signal (Popen's convention),
+    None when it could not be started; `timed_out` when we killed it."""
+
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    error: str | None = None
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM first (vtcode then closes its session: thread.completed `cancelled`), SIGKILL
+    after the grace."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdout: Path,
+    stderr: Path | None = None,
+) -> ProcResult:
+    """Run `argv` in its own session with stdin closed, stdout (and stderr, or into stdout)
+    to files; kill the whole group after `timeout` seconds. The group is also killed once the
+    leader exits, so a daemonised grandchild cannot outlive the run."""
+    start = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(stdout.open("wb"))
+        err = stack.enter_context(stderr.open("wb")) if stderr is not None else None
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err if err is not None else subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return ProcResult(None, False, time.monotonic() - start, f"{argv[0]}: {exc.strerror}")
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _stop(proc)
+        except BaseException:  # interrupted (Ctrl-C): never leave the group running
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:
+            _signal_group(proc.pid, signal.SIGKILL)  # leftovers of the group, if any
+        return ProcResult(proc.returncode, timed_out, time.monotonic() - start)
+
+
+def tail_text(path: Path, limit: int = 4000) -> str:
+    """The last `limit` bytes of a file as text (replacement for undecodable bytes)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            data = f.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
