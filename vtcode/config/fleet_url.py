@@ -13,7 +13,9 @@ import os
 import tomllib
 from collections.abc import Mapping
 
+from vtcode.config.layers import ConfigInvalid
 from vtcode.config.load import read_config_text, user_config_path
+from vtcode.config.tomlbounds import check_bounds
 from vtcode.errors import ConfigError
 
 __all__ = ["fleet_database_url"]
@@ -30,6 +32,10 @@ def fleet_database_url(env: Mapping[str, str] | None = None) -> str | None:
     text = read_config_text(path, required=False) if path is not None else None
     if not text:
         return None
+    try:
+        check_bounds(text, str(path))
+    except ConfigInvalid as e:
+        raise ConfigError(e.problems[0].message, location=e.problems[0].location) from None
     try:
         fleet = tomllib.loads(text).get("fleet", {})
     except tomllib.TOMLDecodeError as e:

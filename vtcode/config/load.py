@@ -39,6 +39,8 @@ from vtcode.config.layers import Found as _Found
 from vtcode.config.layers import lookup as _lookup
 from vtcode.config.model import VtcodeConfig
 from vtcode.config.problems import describe, syntax_problem
+from vtcode.config.rule_syntax import RULE_HINT, RULE_LISTS, RuleSyntaxError, parse_rule
+from vtcode.config.tomlbounds import check_bounds
 from vtcode.config.tomlscan import (
     KeyPath,
     format_key,
@@ -129,8 +131,13 @@ def decode_config_bytes(data: bytes, display: str) -> str:
 
 
 def parse_layer(text: str, source: Source, display: str | None = None) -> ConfigLayer:
-    """Parse one config text; a syntax error raises `ConfigInvalid` located at file:line:col."""
+    """Parse one config text; a syntax error raises `ConfigInvalid` located at file:line:col.
+
+    Every config text (user, workspace, `--config`, `config check`, an edited file) comes through
+    here, so the depth and entry bounds (`tomlbounds`) are checked here, before tomllib runs.
+    """
     shown = display if display is not None else str(source.path)
+    check_bounds(text, shown)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -145,6 +152,7 @@ def override_layer(text: str) -> ConfigLayer:
     try:
         if not eq:
             raise ValueError("expected KEY=VALUE")
+        check_bounds(text, display if len(display) <= 80 else display[:79] + "…")
         path = parse_key(key_text.strip())
     except ValueError as e:
         raise ConfigInvalid([ConfigProblem(str(e), location=display)]) from None
@@ -191,6 +199,7 @@ def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False)
         problems.append(_at(fixed, path, "expected a finite number, got inf or nan"))
     reported = {format_key(p) for p in bad_numbers}
     problems.extend(p for p in _schema_problems(fixed, merged) if p.key not in reported)
+    problems.extend(_rule_problems(fixed, merged))
     if problems:
         raise ConfigInvalid(sorted(problems, key=lambda p: _order(fixed, p)))
     try:
@@ -340,6 +349,24 @@ def _schema_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> l
             continue  # unknown keys are reported (with did-you-mean) before the schema runs
         path: KeyPath = tuple(err.absolute_path)
         out.append(_at(layers, path, describe(err)))
+    return out
+
+
+def _rule_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> list[ConfigProblem]:
+    """Each permission rule the merged config holds, parsed by the grammar exec parses it with
+    (`rule_syntax`), so `config check` refuses what `exec` would."""
+    out: list[ConfigProblem] = []
+    for path in RULE_LISTS:
+        table = merged.get(path[0])
+        rules = table.get(path[1]) if isinstance(table, dict) else None
+        for i, text in enumerate(rules if isinstance(rules, list) else []):
+            if not isinstance(text, str):
+                continue  # the schema reports the type
+            try:
+                parse_rule(text)
+            except RuleSyntaxError as e:
+                problem = _at(layers, (*path, i), str(e))
+                out.append(dataclasses.replace(problem, hint=RULE_HINT))
     return out
 
 

@@ -49,6 +49,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from vtcode.config.rule_syntax import RULE_HINT, RuleSyntaxError, parse_rule
 from vtcode.errors import ConfigError
 from vtcode.tools.shell_parse import ShellAnalysis, Unresolved, analyse
 
@@ -66,7 +67,6 @@ PATH_ARGS: dict[str, str] = {
     "grep": "path",
 }
 _DEFAULT_PATH = {"list_files": ".", "grep": "."}
-_RULE_RE = re.compile(r"^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
 class Decision(StrEnum):
@@ -106,19 +106,13 @@ class PermissionRule:
 
     @classmethod
     def parse(cls, text: str, location: str = "permissions") -> PermissionRule:
-        if not isinstance(text, str):
-            raise ConfigError(
-                f"a permission rule must be a string, got {text!r}", location=location
-            )
-        m = _RULE_RE.match(text)
-        if not m or (m.group(2) is not None and not m.group(2).strip()):
-            raise ConfigError(
-                f"invalid permission rule {text!r}",
-                location=location,
-                hint="use `tool`, `tool(pattern)` or `*`, e.g. `exec_command(git *)`",
-            )
-        pattern = m.group(2).strip() if m.group(2) is not None else None
-        return cls(text=text.strip(), tool=m.group(1), pattern=pattern)
+        """The rule `text` (grammar: `vtcode.config.rule_syntax`, which config check runs too)."""
+        try:
+            tool, pattern = parse_rule(text)
+        except RuleSyntaxError as e:
+            hint = None if not isinstance(text, str) else RULE_HINT
+            raise ConfigError(str(e), location=location, hint=hint) from None
+        return cls(text=text.strip(), tool=tool, pattern=pattern)
 
     def names_tool(self, tool: str) -> bool:
         return fnmatch.fnmatchcase(tool, self.tool)

@@ -1,0 +1,32 @@
+"""The grammar of one permission rule (`tool`, `tool(pattern)`), read by config and tools alike.
+
+`vtcode.tools.permissions` matches rules against calls; the config loader must refuse the same
+malformed rules (`exec_command(`, `exec_command()`, `mcp__x__(`) when a file is loaded or
+checked, so that `config check` never calls valid what `exec` then refuses. This module is that
+one definition; it sits in the config layer because tools import config, not the reverse.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["RULE_HINT", "RULE_LISTS", "RuleSyntaxError", "parse_rule"]
+
+RULE_HINT = "use `tool`, `tool(pattern)` or `*`, e.g. `exec_command(git *)`"
+RULE_LISTS = (("permissions", "allow"), ("permissions", "ask"), ("permissions", "deny"))
+_RULE_RE = re.compile(r"^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+class RuleSyntaxError(ValueError):
+    """A rule that is not `tool` or `tool(pattern)`; the message quotes it."""
+
+
+def parse_rule(text: object) -> tuple[str, str | None]:
+    """`(tool glob, pattern or None)` of a rule; `RuleSyntaxError` when it is malformed."""
+    if not isinstance(text, str):
+        raise RuleSyntaxError(f"a permission rule must be a string, got {text!r}")
+    m = _RULE_RE.match(text)
+    if not m or (m.group(2) is not None and not m.group(2).strip()):
+        raise RuleSyntaxError(f"invalid permission rule {text!r}")
+    pattern = m.group(2).strip() if m.group(2) is not None else None
+    return m.group(1), pattern
