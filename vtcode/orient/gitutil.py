@@ -1,54 +1,50 @@
 """Small, bounded git queries: never a failure when git is missing or this is not a repository.
 
-Every call has a short timeout, runs with `GIT_OPTIONAL_LOCKS=0` (a status query must not take
-the index lock a user's own git is waiting for) and returns None when git cannot answer.
+Every call goes through `vtcode.gitsafe` (no program a repository names ever runs, and
+`GIT_OPTIONAL_LOCKS=0`: a status query must not take the index lock a user's own git is waiting
+for), has a short timeout, and returns None when git cannot answer.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from vtcode.gitsafe import UnsafeRepositoryError, run_git
 
 __all__ = ["git", "head_commit", "modified_files", "recent_log", "repo_root"]
 
 QUERY_TIMEOUT_SECS = 5.0
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env.setdefault("LC_ALL", "C")
-    return env
-
-
 def git(
-    args: Sequence[str], cwd: Path, *, timeout: float = QUERY_TIMEOUT_SECS, check: bool = False
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    timeout: float = QUERY_TIMEOUT_SECS,
+    check: bool = False,
+    strict: bool = False,
 ) -> subprocess.CompletedProcess[str] | None:
-    """Run `git ARGS` in `cwd`; None when git is missing, times out, or (with check) fails."""
+    """Run vtcode's own `git ARGS` in `cwd` (through `vtcode.gitsafe`: no repository-named
+    program runs); None when git is missing, times out, or (with check) fails.
+
+    A repository whose config vtcode refuses to run git in is None too (orientation simply has
+    no git facts), or with `strict` raises `UnsafeRepositoryError` (a command the user asked
+    for, such as a worktree merge, says why)."""
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            env=_env(),
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        proc = run_git(args, cwd, timeout=timeout)
+    except UnsafeRepositoryError:
+        if strict:
+            raise
         return None
-    if check and proc.returncode != 0:
+    if proc is None or (check and proc.returncode != 0):
         return None
     return proc
 
 
-def repo_root(workspace: Path) -> Path | None:
-    proc = git(["rev-parse", "--show-toplevel"], workspace, check=True)
+def repo_root(workspace: Path, *, strict: bool = False) -> Path | None:
+    proc = git(["rev-parse", "--show-toplevel"], workspace, check=True, strict=strict)
     return Path(proc.stdout.strip()) if proc and proc.stdout.strip() else None
 
 

@@ -13,13 +13,15 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from vtcode.clock import compact_stamp
 from vtcode.errors import NotFoundError, UsageError, VtcodeError
 from vtcode.fsutil import ensure_private_dir
 from vtcode.ids import check_id
-from vtcode.orient.gitutil import git, porcelain_paths, repo_root
+from vtcode.orient import gitutil
+from vtcode.orient.gitutil import porcelain_paths
 from vtcode.orient.paths import worktrees_dir
 
 __all__ = [
@@ -67,6 +69,13 @@ class Worktree:
         }
 
 
+def git(
+    args: list[str], cwd: Path, *, timeout: float = GIT_OP_TIMEOUT_SECS, check: bool = False
+) -> subprocess.CompletedProcess[str] | None:
+    """vtcode's own git (`gitutil.git`), strict: a repository vtcode refuses says why."""
+    return gitutil.git(args, cwd, timeout=timeout, check=check, strict=True)
+
+
 def _run(args: list[str], cwd: Path, what: str) -> str:
     proc = git(args, cwd, timeout=GIT_OP_TIMEOUT_SECS)
     if proc is None:
@@ -78,7 +87,7 @@ def _run(args: list[str], cwd: Path, what: str) -> str:
 
 
 def _root(workspace: Path) -> Path:
-    root = repo_root(workspace)
+    root = gitutil.repo_root(workspace, strict=True)
     if root is None:
         raise UsageError(
             f"{workspace} is not in a git repository",
