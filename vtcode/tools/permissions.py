@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from vtcode.config.rule_syntax import RULE_HINT, RuleSyntaxError, parse_rule
 from vtcode.errors import ConfigError
+from vtcode.tools.path_rules import normalise_path as _normalise_path
+from vtcode.tools.path_rules import path_glob_match
 from vtcode.tools.shell_parse import ShellAnalysis, Unresolved, analyse
 
 if TYPE_CHECKING:
@@ -143,7 +145,7 @@ def split_command(command: str) -> list[str] | None:
     """The simple commands of a shell line (by basename, words after quote removal); None when
     some part cannot be resolved without running it (see `vtcode.tools.shell_parse`)."""
     analysis = analyse(command)
-    if analysis.unresolved or any(c.opaque for c in analysis.commands):
+    if analysis.unresolved or analysis.uncovered or any(c.opaque for c in analysis.commands):
         return None
     return [c.forms()[0] for c in analysis.commands]
 
@@ -171,63 +173,6 @@ def _command_matches(pattern: str, command: str, *, every: bool) -> bool:
     if _command_glob(pattern, command.strip()):
         return True
     return any(_command_glob(pattern, f) for c in analysis.commands for f in c.forms())
-
-
-@functools.lru_cache(maxsize=512)
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    pat = pattern.strip()
-    while pat.startswith("./"):
-        pat = pat[2:]
-    anchored = "/" in pat.rstrip("/")
-    pat = pat.lstrip("/")
-    if pat.endswith("/"):
-        pat += "**"
-    out = []
-    i = 0
-    while i < len(pat):
-        if pat.startswith("/**", i) and i + 3 == len(pat):
-            out.append("(?:/.*)?")  # `src/**` matches src itself and everything below
-            i += 3
-        elif pat.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pat.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pat[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pat[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pat[i]))
-            i += 1
-    body = "".join(out)
-    return re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.DOTALL)
-
-
-def path_glob_match(pattern: str, rel_path: str) -> bool:
-    """gitignore-style match of a workspace-relative POSIX path (see the module docstring)."""
-    rel = rel_path.strip()
-    while rel.startswith("./"):
-        rel = rel[2:]
-    if pattern.strip() in ("*", "**"):
-        return True
-    return _path_regex(pattern).match(rel.rstrip("/") or ".") is not None
-
-
-def _normalise_path(value: str, workspace: Path | None) -> str:
-    if workspace is not None:
-        root = Path(os.path.normpath(workspace.absolute()))
-        p = Path(value)
-        full = Path(os.path.normpath(p if p.is_absolute() else root / p))
-        if full == root:
-            return "."
-        if full.is_relative_to(root):
-            return full.relative_to(root).as_posix()
-        return full.as_posix()
-    return os.path.normpath(value).replace(os.sep, "/")
 
 
 def primary_values(
@@ -370,7 +315,13 @@ class PermissionPolicy:
         workspace), and an outside write not allowed by a write_file rule keeps an
         `exec_command(pattern)` allow rule from covering the line."""
         analyses = [analyse(v) for v in values]
+        root = os.path.realpath(self.workspace) if self.workspace is not None else None
         unresolved = [u for a in analyses for u in a.unresolved]
+        unresolved += [
+            u
+            for folder, u in _confined(analyses, self.workspace, workdir)
+            if root is not None and not _inside(folder, root)
+        ]
         unresolved += [
             Unresolved(" ".join(c.argv), f"an argument of `{c.name}` that is not a literal")
             for a in analyses
@@ -388,7 +339,6 @@ class PermissionPolicy:
                     f"{guard.text!r}",
                 )
         uncovered: list[str] = []
-        root = os.path.realpath(self.workspace) if self.workspace is not None else None
         lexical = os.path.normpath(Path(self.workspace or Path.cwd()).absolute())
         write_denies = [r for r in self.deny if r.names_tool("write_file")]
         for target in _write_targets(analyses, self.workspace, workdir):
@@ -409,6 +359,7 @@ class PermissionPolicy:
                 return _ShellFacts(), _redirect_verdict(target, verdict)
             elif verdict.rule is None:
                 uncovered.append(target)
+        unresolved += [u for a in analyses for u in a.uncovered]
         notes = [f"; {u.why} in {u.part!r}" for u in unresolved[:1]]
         notes += [
             f"; writes {t} outside the workspace (no write_file rule allows it)"
@@ -443,15 +394,33 @@ def _redirect_verdict(target: str, verdict: PermissionVerdict) -> PermissionVerd
     )
 
 
-def _write_targets(
-    analyses: list[ShellAnalysis], workspace: Path | None, workdir: Any
-) -> list[str]:
-    """Redirect targets made absolute against the command's working directory."""
+def _base(workspace: Path | None, workdir: Any) -> Path:
+    """The command's working directory: `workdir` against the workspace."""
     base = Path(workspace or Path.cwd()).absolute()
     if isinstance(workdir, str) and workdir:
         base = base / Path(workdir).expanduser()
+    return base
+
+
+def _write_targets(
+    analyses: list[ShellAnalysis], workspace: Path | None, workdir: Any
+) -> list[str]:
+    """Redirect and option-form write targets made absolute against the working directory."""
+    base = _base(workspace, workdir)
     return [
         os.path.normpath(t if t[:1] == "/" else f"{base}/{t}") for a in analyses for t in a.writes
+    ]
+
+
+def _confined(
+    analyses: list[ShellAnalysis], workspace: Path | None, workdir: Any
+) -> list[tuple[str, Unresolved]]:
+    """Folders a command works in (`git -C`, `cd`), absolute, with what to say if outside."""
+    base = _base(workspace, workdir)
+    return [
+        (os.path.normpath(f if f[:1] == "/" else f"{base}/{f}"), u)
+        for a in analyses
+        for f, u in a.confined
     ]
 
 

@@ -29,19 +29,21 @@ from pathlib import Path
 import tree_sitter
 import tree_sitter_bash
 
+from vtcode.tools.shell_env import VarFlow, screen_builtin
+from vtcode.tools.shell_facts import Findings
+from vtcode.tools.shell_programs import screen_program
+from vtcode.tools.shell_words import Word as _Word
+from vtcode.tools.shell_words import heredoc_text as _heredoc_text
+from vtcode.tools.shell_words import herestring_text as _herestring_text
+from vtcode.tools.shell_words import join_continuations
+from vtcode.tools.shell_words import short as _short
+from vtcode.tools.shell_words import text_of as _text
+from vtcode.tools.shell_words import word_of as _word
+
 MAX_DEPTH = 6
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "rbash"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _EXEMPT = re.compile(r"\A/dev/(?:null|stdout|stderr|fd/\d+)\Z")
-_GLOB = re.compile(r"[*?\[]|\{[^}]*(?:,|\.\.)[^}]*\}")
-_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete"})
-# git settings whose value is a program git runs (keys compared lower-cased)
-_GIT_RUNS = re.compile(
-    r"\A(?:core\.(?:pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)|"
-    r"sequence\.editor|credential\..*|gpg\..*program|diff\.external|pager\..*|"
-    r".*\.(?:textconv|command|clean|smudge|process|driver|program|helper|cmd)|"
-    r"uploadpack\.packobjectshook|include\..*|includeif\..*)\Z"
-)
 
 
 def _opts(names: str) -> frozenset[str]:
@@ -81,6 +83,7 @@ _PREFIXES: dict[str, tuple[frozenset[str], int]] = {
     "flock": (frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), 1),
     "watch": (frozenset({"-n", "--interval", "-d"}), 0),
 }
+_ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _SHELL_VALUE_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
@@ -118,19 +121,13 @@ class Unresolved:
 @dataclass(frozen=True, slots=True)
 class ShellAnalysis:
     commands: tuple[ShellCommand, ...]
-    writes: tuple[str, ...]  # redirect targets (as written, `~` expanded), device sinks left out
+    writes: tuple[str, ...]  # redirect and option targets (as written, `~` expanded), no devices
     unresolved: tuple[Unresolved, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Word:
-    value: str | None  # None: depends on an expansion or substitution
-    literal: bool  # a known value with no unquoted glob/brace expansion
-    text: str
-
-    @property
-    def shown(self) -> str:
-        return self.value if self.value is not None else self.text
+    # parts no allow rule covers that a deny rule need not fear (`X=1 git log`: X could be
+    # anything git reads); see vtcode.tools.shell_env
+    uncovered: tuple[Unresolved, ...] = ()
+    # folders a command works in that must lie inside the workspace (`git -C`, `cd`)
+    confined: tuple[tuple[str, Unresolved], ...] = ()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -141,7 +138,14 @@ def analyse(script: str) -> ShellAnalysis:
         walker.script(script, 0)
     except RecursionError:  # thousands of nested groups: refuse rather than crash the call
         walker.unresolved.append(Unresolved(_short(script), "nesting too deep to analyse"))
-    return ShellAnalysis(tuple(walker.commands), tuple(walker.writes), tuple(walker.unresolved))
+    walker.vars.finish()
+    return ShellAnalysis(
+        tuple(walker.commands),
+        tuple(walker.writes),
+        (*walker.unresolved, *(Unresolved(_short(p), w) for p, w in walker.vars.unresolved)),
+        tuple(dict.fromkeys(Unresolved(_short(p), w) for p, w in walker.vars.uncovered)),
+        tuple(walker.confined),
+    )
 
 
 @dataclass
@@ -149,6 +153,8 @@ class _Walker:
     commands: list[ShellCommand] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     unresolved: list[Unresolved] = field(default_factory=list)
+    confined: list[tuple[str, Unresolved]] = field(default_factory=list)
+    vars: VarFlow = field(default_factory=VarFlow)
 
     def _flag(self, part: str, why: str) -> None:
         self.unresolved.append(Unresolved(_short(part), why))
@@ -157,7 +163,14 @@ class _Walker:
         if depth > MAX_DEPTH:
             self._flag(text, f"shell code nested deeper than {MAX_DEPTH} levels")
             return
-        root = _parser().parse(text.encode("utf-8", "surrogateescape")).root_node
+        source = text.encode("utf-8", "surrogateescape")
+        root = _parser().parse(source).root_node
+        joined = join_continuations(source, root) if b"\\\n" in source else source
+        if joined != source:  # bash joins `r\<newline>m`: walk what bash runs, and the text too
+            self._walk_root(_parser().parse(joined).root_node, text, depth)
+        self._walk_root(root, text, depth)
+
+    def _walk_root(self, root: tree_sitter.Node, text: str, depth: int) -> None:
         if root.has_error:
             self._flag(text, "the shell parser cannot parse it")
         self._walk(root, depth)
@@ -171,13 +184,78 @@ class _Walker:
         elif kind == "redirected_statement":
             self._redirected(node, depth)
         elif kind in ("declaration_command", "unset_command"):
-            words = [_word(c) for c in node.named_children if c.type != "variable_assignment"]
-            self.commands.append(ShellCommand((_text(node.children[0]), *(w.shown for w in words))))
-            for child in node.children:
-                self._walk(child, depth)
+            self._declaration(node, depth)
         else:
+            self._variables(node)
             for child in node.children:
                 self._walk(child, depth)
+
+    def _variables(self, node: tree_sitter.Node) -> None:
+        """Assignments and arithmetic evaluations (see `VarFlow`) the parser shows as nodes."""
+        kind, part = node.type, _text(node)
+        if kind == "variable_assignment":
+            target = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            self.vars.assign(
+                _text(target) if target is not None else part.split("=", 1)[0],
+                None if value is None else _word(value).value,
+                part,
+            )
+        elif kind == "subscript":
+            index = node.child_by_field_name("index")
+            self.vars.arithmetic(_text(index) if index is not None else part, part)
+        elif kind in ("arithmetic_expansion", "c_style_for_statement") or (
+            kind == "compound_statement" and node.children[0].type == "(("
+        ):
+            body = [c for c in node.named_children if c.type != "do_group"]
+            self.vars.arithmetic(" ".join(_text(c) for c in body), part)
+        elif kind == "expansion":
+            inner = part[2:-1]
+            if inner.startswith("!") or re.match(r"\A\w+:(?![-=+?])", inner):
+                self.vars.arithmetic(inner.lstrip("!"), part)
+        elif kind == "binary_expression" and any(
+            c.type == "test_operator" and _text(c) in _ARITH_TESTS for c in node.children
+        ):
+            self.vars.arithmetic(part, part)
+        elif kind == "unary_expression" and _text(node.children[0]) in ("-v", "-R"):
+            for operand in node.named_children[1:]:
+                self.vars.operand(_word(operand).value, part)
+        elif kind == "for_statement":
+            names = [c for c in node.children if c.type == "variable_name"]
+            values = [_word(c).value for c in node.named_children[1:] if c.type != "do_group"]
+            known = all(v is not None and "$" not in v and "`" not in v for v in values)
+            for name in names[:1]:
+                self.vars.assign(_text(name), "0" if known else None, part)
+
+    def _declaration(self, node: tree_sitter.Node, depth: int) -> None:
+        """`declare`/`typeset`/`local`/`export`/`readonly`/`unset`: a quoted operand is re-read
+        as an assignment (`declare -a 'a=([0]=$(cmd))'` runs cmd), `-n` makes a name stand for
+        another, `-i` makes later assignments arithmetic."""
+        part = _text(node)
+        words = [_word(c) for c in node.named_children if c.type != "variable_assignment"]
+        self.commands.append(ShellCommand((_text(node.children[0]), *(w.shown for w in words))))
+        flags = "".join(w.value[1:] for w in words if w.value and w.value[:1] in "-+")
+        if "n" in flags:
+            self._flag(part, "a name reference (`declare -n`) makes one name stand for another")
+        for child in node.named_children:
+            kind = child.type
+            if kind in ("variable_name", "variable_assignment"):
+                if "i" in flags:
+                    target = child.child_by_field_name("name") or child
+                    self.vars.arith.setdefault(_text(target).split("[", 1)[0], part)
+                continue  # an assignment node is screened when it is walked
+            if kind == "word" and _text(child).startswith(("-", "+")):
+                continue
+            value = _word(child).value
+            if value is None:
+                self._flag(part, "a declaration operand only known at run time")
+            elif "=" in value:
+                key, _, rhs = value.partition("=")
+                self.vars.assign(key, rhs, part, code_value=kind != "word")
+            else:
+                self.vars.name(value, part)
+        for child in node.children:
+            self._walk(child, depth)
 
     def _redirected(self, node: tree_sitter.Node, depth: int) -> None:
         body = node.child_by_field_name("body")
@@ -269,12 +347,21 @@ class _Walker:
                     self.script(code, depth + 1)
                     if name == "trap":
                         break
-        elif name == "find" and any(w.value in _FIND_RUNS for w in args):
-            self._flag(_text(src), "`find -exec/-execdir/-ok/-delete` runs or deletes per file")
-        elif name == "git":
-            self._git(args, src)
         elif name in _PREFIXES:
             self._prefix(name, args, stdin, depth, src)
+        else:
+            self._apply(screen_builtin(name, [w.value for w in args], self.vars, _text(src)), src)
+        self._apply(screen_program(name, [w.value for w in args]), src)
+
+    def _apply(self, found: Findings, src: tree_sitter.Node) -> None:
+        part = _text(src)
+        for why in found.unresolved:
+            self._flag(part, why)
+        for target in found.writes:
+            if target and not _EXEMPT.match(target):
+                self.writes.append(str(Path(target).expanduser()))
+        for folder, why in found.confined:
+            self.confined.append((str(Path(folder).expanduser()), Unresolved(_short(part), why)))
 
     def _prefix(
         self, name: str, args: list[_Word], stdin: str | None, depth: int, src: tree_sitter.Node
@@ -293,8 +380,14 @@ class _Walker:
                 else:
                     self.script(code, depth + 1)
                 return
-            if name == "env" and re.match(r"\A[A-Za-z_][A-Za-z0-9_]*=", v):
+            if name == "env" and "=" in v and not v.startswith("-"):
+                key, _, value = v.partition("=")
+                self.vars.assign(key, value, _text(src))
                 i += 1
+            elif name == "env" and v.split("=", 1)[0] in ("-C", "--chdir") and i + 1 < len(args):
+                folder = v.split("=", 1)[1] if "=" in v else args[i + 1].value
+                self._apply(Findings(confined=[(folder or "~", "`env -C` runs elsewhere")]), src)
+                i += 1 if "=" in v else 2
             elif v == "--":
                 i += 1
                 break
@@ -314,7 +407,8 @@ class _Walker:
             self.script(code, depth + 1)
             return
         if i < len(args):
-            self._simple(args[i:], stdin, depth + 1, src)
+            stdin_words = [_Word(None, False, "<words from stdin>")] if name == "xargs" else []
+            self._simple([*args[i:], *stdin_words], stdin, depth + 1, src)
         elif name == "sudo" and _has_opt(args, "-s", "-i"):
             self._flag(_text(src), "`sudo -s/-i` starts a shell reading commands from stdin")
 
@@ -352,107 +446,6 @@ class _Walker:
         elif args[i].value is None:
             self._flag(_text(src), "a shell script path that is not a literal")
 
-    def _git(self, args: list[_Word], src: tree_sitter.Node) -> None:
-        for i, w in enumerate(args):
-            v = w.value
-            if v is None:
-                continue
-            if v.startswith("--config-env"):
-                self._flag(_text(src), "`git --config-env` takes a setting from the environment")
-            setting = None
-            if v == "-c" and i + 1 < len(args):
-                setting = args[i + 1].value
-                if setting is None:
-                    self._flag(_text(src), "a `git -c` setting that is not a literal")
-            elif v.startswith("-c") and len(v) > 2:
-                setting = v[2:]
-            elif v.lower().startswith("alias.") and i + 1 < len(args):
-                nxt = args[i + 1].value  # `git config alias.x '!cmd'`
-                if nxt is None or nxt.lstrip().startswith("!"):
-                    self._flag(_text(src), "a git alias that runs a shell command (`!`)")
-            if setting is not None:
-                key, _, value = setting.partition("=")
-                key = key.lower()
-                if key.startswith("alias.") and value.lstrip().startswith("!"):
-                    self._flag(_text(src), "a git alias that runs a shell command (`!`)")
-                elif _GIT_RUNS.match(key):
-                    self._flag(_text(src), f"`git -c {key}` names a program git runs")
-
 
 def _has_opt(args: list[_Word], *opts: str) -> bool:
     return any(w.value in opts for w in args)
-
-
-def _text(node: tree_sitter.Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogateescape")
-
-
-def _short(text: str, limit: int = 120) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
-def _word(node: tree_sitter.Node) -> _Word:
-    """The value bash gives a word after quote removal; None where an expansion decides it."""
-    text = _text(node)
-    kind = node.type
-    if kind == "command_name":
-        inner = node.named_children
-        return _word(inner[0]) if len(inner) == 1 else _Word(None, False, text)
-    if kind in ("word", "number"):
-        if "\\" not in text:
-            return _Word(text, not _GLOB.search(text), text)
-        value = re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL).replace("\\\n", "")
-        return _Word(value, not _GLOB.search(text.replace("\\\\", "")), text)
-    if kind == "raw_string":
-        return _Word(text[1:-1], True, text)
-    if kind == "ansi_c_string":
-        return _Word(_ansi_c(text[2:-1]), True, text)
-    if kind in ("string", "translated_string"):
-        parts = list(node.named_children)
-        if any(c.type != "string_content" for c in parts):
-            return _Word(None, False, text)
-        body = "".join(_text(c) for c in parts)
-        return _Word(re.sub(r'\\([$`"\\])', r"\1", body).replace("\\\n", ""), True, text)
-    if kind == "concatenation":
-        pieces = [_word(c) for c in node.named_children]
-        if any(p.value is None for p in pieces) or not pieces:
-            return _Word(None, False, text)
-        bare = "".join(_text(c) for c in node.named_children if c.type == "word")
-        glob = bool(_GLOB.search(bare))
-        value = "".join(p.value or "" for p in pieces)
-        return _Word(value, all(p.literal for p in pieces) and not glob, text)
-    return _Word(None, False, text)
-
-
-_ANSI = dict(zip("ntrabfveE\\'\"?", "\n\t\r\a\b\f\v\x1b\x1b\\'\"?", strict=True))
-
-
-def _ansi_c(body: str) -> str:
-    """Decode the inside of `$'...'` (\\xHH, \\NNN octal, \\uHHHH, \\UHHHHHHHH, \\cX, \\n...)."""
-
-    def one(m: re.Match[str]) -> str:
-        s = m.group(1)
-        if s[0] in "xuU":
-            return chr(int(s[1:], 16))
-        if s[0] in "01234567":
-            return chr(int(s, 8) & 0xFF)
-        if s[0] == "c":
-            return chr(ord(s[1]) & 0x1F)
-        return _ANSI.get(s, "\\" + s)
-
-    pattern = r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)"
-    return re.sub(pattern, one, body, flags=re.DOTALL)
-
-
-def _heredoc_text(red: tree_sitter.Node) -> str | None:
-    for child in red.children:
-        if child.type == "heredoc_body":
-            return _text(child)
-    return ""
-
-
-def _herestring_text(red: tree_sitter.Node) -> str | None:
-    for child in red.named_children:
-        return _word(child).value
-    return None
