@@ -9,20 +9,16 @@ ignored `build/` (not under /tmp: the temp dir is writable on purpose in workspa
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.exec_support import REPO, SESSION, canonical_snapshot, raw_events, vtcode
+from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from vtcode.config.model import VtcodeConfig
 from vtcode.runtime.exec_run import ExecContext
 from vtcode.runtime.orient_part import OrientPart, make_part
@@ -32,36 +28,6 @@ from vtcode.schemas import fast_validator
 pytestmark = pytest.mark.skipif(
     not Sandbox().available, reason="no Landlock + namespaces on this machine"
 )
-
-
-_TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def _away_from_temp_dirs() -> Path:
-    temps = [Path(os.path.realpath(t)) for t in (*_TEMP_ROOTS, tempfile.gettempdir())]
-    for candidate in (REPO / "build", Path.home() / ".cache"):
-        real = Path(os.path.realpath(candidate))
-        if not any(real == t or real.is_relative_to(t) for t in temps):
-            return candidate / "vtcode-sandbox-tests"
-    pytest.skip("both the checkout and the home folder lie under a temp dir")
-
-
-@pytest.fixture
-def area(tmp_path: Path) -> Iterator[Path]:
-    """A root holding `ws` (a git workspace) and `outside`, away from the temp dirs.
-
-    The temp dirs are writable in workspace-write, so `outside` must not lie under one: the
-    checkout itself may (CI clones anywhere, /tmp included), so the home folder is the fallback.
-    """
-    base = _away_from_temp_dirs()
-    base.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(dir=base))
-    (root / "ws").mkdir()
-    (root / "outside").mkdir()
-    subprocess.run(["git", "init", "-q", str(root / "ws")], check=True)
-    (tmp_path / "scratch").mkdir()
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def _script(path: Path, commands: list[str]) -> Path:

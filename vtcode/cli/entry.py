@@ -5,6 +5,10 @@ Everything else goes to `vtcode.cli.main`, whose subcommands are themselves impo
 A closed standard output (`vtcode ... >&-`) is refused up front (exit 2): every command reports
 on stdout, and a closed fd 1 would be handed to the next file vtcode opens (a session log, say),
 so a stray write could land in it.
+
+vtcode makes itself non-dumpable before anything else runs: its /proc files (environ, cmdline,
+fd/, mem) then belong to root, so no process of the same user (a command that escaped its own
+/proc, a sibling shell) can read the provider keys in its environment or attach to it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
         sys.stdout.write(f"vtcode, version {__version__}\n")
         sys.exit(0)
+    from vtcode.sandbox.child import make_undumpable
+
+    make_undumpable()
     from vtcode.cli.main import main as full_main
 
     full_main(argv)

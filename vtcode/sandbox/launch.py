@@ -1,17 +1,15 @@
-"""How one exec_command child is started: Landlock, a network namespace, and a PID namespace.
+"""How one exec_command child is started: namespaces, a fresh /proc, Landlock, no capabilities.
 
-The command runs as
-
-    unshare --pid --fork --kill-child [--net] -- bash -c COMMAND
-
-exec'd directly from vtcode (no extra Python), with a `preexec_fn` that, between fork and exec,
-sets PR_SET_PDEATHSIG=SIGKILL (the launcher dies with vtcode, even on SIGKILL), enters a new user
-namespace mapped to root when vtcode is not root (so `unshare` may create the others), and
-applies the Landlock ruleset (inherited by everything the command starts). `--kill-child` kills
-the namespace's init when the launcher dies, and when a PID namespace's init dies the kernel
-kills every process in it: a `setsid` or double-forked daemon cannot outlive the command, the
-launcher, or vtcode. A fresh network namespace has only a downed loopback, so with
-`network = false` no connection can be made, to the host's 127.0.0.1 included.
+The command runs as `/bin/sh -c INIT vtcode-init bash -c COMMAND`, exec'd from a child that
+`child.child_setup` prepared between fork and exec: a keeper process that dies with vtcode and
+an init, pid 1 of a new PID namespace, in its own mount namespace (its own /proc, the policy
+paths read-only: `mounts`) and, with `network = false`, its own network namespace (only a
+downed loopback: no connection anywhere, the host's 127.0.0.1 included) and no unix sockets
+(`seccomp`). Every capability is dropped, no_new_privs is set and the Landlock ruleset applied;
+all of it is inherited by everything the command starts. When a PID namespace's init dies the
+kernel kills every process in it: a `setsid` or double-forked daemon cannot outlive the command,
+the keeper, or vtcode. Commands are started from one long-lived thread (`spawner`): a
+parent-death signal fires when the *thread* that forked the child ends.
 
 Where this is not possible (`probe`), the command runs unsandboxed with PDEATHSIG on its shell
 and its process group killed at the end (and recorded for the next run to reap, see `reap`).
@@ -20,11 +18,9 @@ and its process group killed at the end (and recorded for the next run to reap, 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -32,14 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vtcode.config.model import SandboxConfig, SandboxMode
-from vtcode.sandbox import landlock
+from vtcode.sandbox import landlock, mounts, seccomp
+from vtcode.sandbox.child import ChildSpec, child_setup, make_undumpable, parent_death_only
 from vtcode.sandbox.spawner import Spawner
 
 __all__ = ["FORCE_UNAVAILABLE_ENV", "Launch", "Sandbox", "SandboxState"]
 
 FORCE_UNAVAILABLE_ENV = "VTCODE_SANDBOX_FORCE_UNAVAILABLE"  # tests: behave as if none existed
-_PR_SET_PDEATHSIG = 1
-_CLONE_NEWUSER = 0x10000000
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 # The namespace's init is this `sh`, not the command: the kernel ignores signals an init has no
 # handler for, so a command that was pid 1 could not `kill -9 $$` itself or be stopped by its
@@ -109,51 +104,12 @@ def _pdeathsig_args() -> list[str] | None:
     return None if exe is None else [exe, "--pdeathsig", "KILL", "--"]
 
 
-def _unshare_args(network: bool) -> list[str] | None:
-    exe = shutil.which("unshare")
-    if exe is None:
-        return None
-    net = [] if network else ["--net"]
-    return [
-        exe,
-        "--pid",
-        "--fork",
-        "--kill-child",
-        *net,
-        "--",
-        "/bin/sh",
-        "-c",
-        _INIT,
-        "vtcode-init",
-    ]
+def _init_prefix() -> list[str]:
+    return ["/bin/sh", "-c", _INIT, "vtcode-init"]
 
 
-def _child_setup(parent: int, ruleset_fd: int | None, user_ns: bool) -> Callable[[], None]:
-    """The function run between fork and exec: only syscalls through the preloaded libc."""
-    libc = landlock._libc()
-    uid, gid = os.getuid(), os.getgid()
-
-    def setup() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # vtcode died before the prctl: nobody will reap us
-            os.kill(os.getpid(), signal.SIGKILL)
-        if user_ns:
-            if libc.unshare(_CLONE_NEWUSER):
-                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
-            for name, text in (
-                ("setgroups", "deny"),
-                ("uid_map", f"0 {uid} 1"),
-                ("gid_map", f"0 {gid} 1"),
-            ):
-                fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
-                try:
-                    os.write(fd, text.encode())
-                finally:
-                    os.close(fd)
-        if ruleset_fd is not None:
-            landlock.restrict_self(ruleset_fd)
-
-    return setup
+def _socket_filter(network: bool) -> seccomp.Filter | None:
+    return None if network else seccomp.build()
 
 
 @functools.cache
@@ -164,16 +120,24 @@ def _probe(network: bool, mode: str) -> str | None:
     abi = landlock.abi_version() if mode != SandboxMode.DANGER_FULL_ACCESS else 1
     if abi <= 0:
         return "Landlock is not available (kernel older than 5.13, or disabled at boot)"
-    prefix = _unshare_args(network)
-    if prefix is None:
-        return "util-linux `unshare` not found"
+    if not network and not seccomp.supported():
+        return "no seccomp filter for this architecture (unix sockets could not be closed)"
     ruleset = None
     try:
         if mode != SandboxMode.DANGER_FULL_ACCESS:
             ruleset = landlock.build_ruleset(abi, readable=[Path("/")], writable=[])
+        spec = ChildSpec(
+            parent=os.getpid(),
+            uid=os.getuid(),
+            gid=os.getgid(),
+            network=network,
+            mounts=mounts.MountPlan((), ()),
+            ruleset_fd=ruleset.fd if ruleset else None,
+            socket_filter=_socket_filter(network),
+        )
         proc = subprocess.run(
-            [*prefix, "true"],
-            preexec_fn=_child_setup(os.getpid(), ruleset.fd if ruleset else None, os.getuid() != 0),
+            [*_init_prefix(), "true"],
+            preexec_fn=child_setup(spec),
             capture_output=True,
             timeout=10,
             check=False,
@@ -185,7 +149,7 @@ def _probe(network: bool, mode: str) -> str | None:
             ruleset.close()
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"unshare refused ({err[-1] if err else f'exit {proc.returncode}'})"
+        return f"namespaces refused ({err[-1] if err else f'exit {proc.returncode}'})"
     return None
 
 
@@ -194,10 +158,12 @@ class Sandbox:
 
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
+        make_undumpable()
         self.mode = SandboxMode(self.config.mode)
         self.network = bool(self.config.network)
         self._rulesets: dict[Path, landlock.Ruleset] = {}
-        self._spawners: dict[Path, Spawner] = {}
+        self._spawner_thread: Spawner | None = None
+        self._filter = _socket_filter(self.network) if seccomp.supported() else None
         self._private_tmp: Path | None = None
         forced = os.environ.get(FORCE_UNAVAILABLE_ENV)  # read per run: tests set it per test
         self._reason = (
@@ -219,40 +185,43 @@ class Sandbox:
         return SandboxState("off" if off else "enforced", self.mode.value, self.network, roots)
 
     def launch(self, workspace: Path) -> Launch:
-        """The prefix, preexec and environment for one command run in `workspace`.
+        """The prefix, preexec, environment and spawner for one command run in `workspace`.
 
-        As root with `setpriv` (the common CI case) nothing runs between fork and exec: the
-        parent-death signal comes from `setpriv` and Landlock from the spawner thread, so
-        `Popen` takes the vfork path. Otherwise a `preexec_fn` does it all (a user namespace
-        must be entered, and its maps written, before Landlock forbids writing them).
+        The mount plan is made per command, so a git folder made or replaced since the last
+        command is bound as it is now.
         """
         parent = os.getpid()
-        pdeathsig = _pdeathsig_args()
-        prefix = _unshare_args(self.network) if self.available else None
-        if prefix is None:  # unavailable: PDEATHSIG on the shell, the group killed at the end
+        if not self.available:  # unavailable: PDEATHSIG on the shell, the group killed at the end
+            pdeathsig = _pdeathsig_args()
             if pdeathsig is not None:
                 return Launch(pdeathsig, None)
-            return Launch([], _child_setup(parent, None, False))
+            return Launch([], parent_death_only(parent))
         env: dict[str, str] = {}
         ruleset = None
+        real = workspace.resolve()
+        plan = mounts.MountPlan((), ())
         if self.mode != SandboxMode.DANGER_FULL_ACCESS:
-            ruleset = self._ruleset(workspace.resolve())
+            ruleset = self._ruleset(real)
+            plan = mounts.plan(real)
             if self.mode == SandboxMode.READ_ONLY:
                 env["TMPDIR"] = str(self._private_temp())
-        if os.getuid() == 0 and pdeathsig is not None:
-            if ruleset is None:
-                return Launch([*pdeathsig, *prefix], None, env, contained=True)
-            spawner = self._spawner(workspace.resolve(), ruleset)
-            return Launch([*pdeathsig, *prefix], None, env, contained=True, spawn=spawner.call)
-        setup = _child_setup(parent, ruleset.fd if ruleset else None, os.getuid() != 0)
-        return Launch(prefix, setup, env, contained=True)
+        spec = ChildSpec(
+            parent=parent,
+            uid=os.getuid(),
+            gid=os.getgid(),
+            network=self.network,
+            mounts=plan,
+            ruleset_fd=ruleset.fd if ruleset else None,
+            socket_filter=self._filter,
+        )
+        return Launch(
+            _init_prefix(), child_setup(spec), env, contained=True, spawn=self._spawner().call
+        )
 
-    def _spawner(self, workspace: Path, ruleset: landlock.Ruleset) -> Spawner:
-        spawner = self._spawners.get(workspace)
-        if spawner is None:
-            spawner = Spawner(ruleset.fd, name=f"vtcode-sandbox-{len(self._spawners)}")
-            self._spawners[workspace] = spawner
-        return spawner
+    def _spawner(self) -> Spawner:
+        if self._spawner_thread is None:
+            self._spawner_thread = Spawner(name="vtcode-sandbox-spawner")
+        return self._spawner_thread
 
     def _ruleset(self, workspace: Path) -> landlock.Ruleset:
         ruleset = self._rulesets.get(workspace)
@@ -278,9 +247,9 @@ class Sandbox:
 
     def close(self) -> None:
         """Close the rulesets and remove the private temp dir (read-only mode)."""
-        for spawner in self._spawners.values():
-            spawner.close()
-        self._spawners.clear()
+        if self._spawner_thread is not None:
+            self._spawner_thread.close()
+            self._spawner_thread = None
         for ruleset in self._rulesets.values():
             ruleset.close()
         self._rulesets.clear()

@@ -1,15 +1,9 @@
-"""A thread that starts commands already inside the sandbox, so `Popen` can use vfork.
+"""One long-lived thread that starts every sandboxed command of a run.
 
-Applying Landlock in `preexec_fn` forces CPython to `fork()` the whole vtcode process for every
-command (bench/sandbox.py: ~5 ms here, more as vtcode grows). Landlock and no_new_privs are
-per-thread attributes, inherited by a thread's children, so one long-lived thread restricts
-itself once and starts every command of its workspace: `Popen` without `preexec_fn` takes the
-vfork path and the child is born inside the domain. The thread does nothing else (it never
-opens files), so the restriction costs vtcode nothing.
-
-The thread lives as long as the run's sandbox: PR_SET_PDEATHSIG (set by `setpriv` in the
-launcher) fires when the *thread* that started a process exits, so a worker thread that came
-and went would kill its commands.
+PR_SET_PDEATHSIG (set in each command's keeper, see `child`) fires when the *thread* that forked
+the process exits, not the process: a command started from a worker thread that came and went
+would be killed with it. This thread lives as long as the run's sandbox and does nothing but
+start commands. It blocks no signal while it forks: a child inherits the thread's signal mask.
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from vtcode.sandbox import landlock
 from vtcode.threads import BackgroundThread
 
 __all__ = ["Spawner"]
@@ -32,34 +25,22 @@ _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 class Spawner:
     """One restricted thread; `call(fn)` runs `fn` (a `Popen`) on it and returns its result."""
 
-    def __init__(self, ruleset_fd: int, name: str) -> None:
+    def __init__(self, name: str) -> None:
         self._q: queue.SimpleQueue[tuple[Callable[[], object], list[object], threading.Event]] = (
             queue.SimpleQueue()
         )
-        self._ready = threading.Event()
-        self._error: OSError | None = None
         self._closed = False
-        self._thread = BackgroundThread(target=self._main, args=(ruleset_fd,), name=name)
+        self._thread = BackgroundThread(target=self._main, name=name)
         self._thread.daemon = True
         self._thread.start()
-        self._ready.wait()
-        if self._error is not None:
-            raise self._error
 
-    def _main(self, ruleset_fd: int) -> None:
-        try:
-            landlock.restrict_self(ruleset_fd)  # this thread only (and what it starts)
-        except OSError as exc:
-            self._error = exc
-            self._ready.set()
-            return
-        self._ready.set()
+    def _main(self) -> None:
         while True:
             fn, box, done = self._q.get()
             if done is _STOP:
                 return
-            # BackgroundThread blocks SIGINT/SIGTERM and a vfork child inherits the mask: a
-            # command must be born with them deliverable.
+            # BackgroundThread blocks SIGINT/SIGTERM and a child inherits the mask: a command
+            # must be born with them deliverable.
             old = signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
             try:
                 box.append(fn())

@@ -1,0 +1,237 @@
+"""What a sandboxed command can no longer reach (issues 23 and 30), through the real CLI.
+
+- /proc: its own PID namespace only; no ancestor's environ, cmdline or fd/ (vtcode's provider
+  key and prompt are canaries), whatever pid it tries.
+- capabilities: none, even when vtcode runs as root (these tests do), and no_new_privs.
+- unix sockets with network off: no listener anywhere is reachable (a temp dir or a folder
+  outside the workspace), abstract ones neither; socketpair still works.
+- policy paths (vtcode.toml, .vtcode/, VTCODE_HOME, .git/config, hooks/, info/, a worktree's
+  pointer and commondir): written, created in, renamed, deleted or replaced by a symlink: all
+  refused, content unchanged; ordinary workspace files stay writable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.exec_support import SESSION, raw_events, spawn_vtcode
+from tests.security.test_sandbox import _git, _run, _script
+from vtcode.sandbox import Sandbox
+
+pytestmark = pytest.mark.skipif(
+    not Sandbox().available, reason="no Landlock + namespaces on this machine"
+)
+
+
+def _outputs(stdout: str) -> list[dict[str, Any]]:
+    return [
+        json.loads(e["item"]["output"])
+        for e in raw_events(stdout)
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    ]
+
+
+def _ancestors() -> list[int]:
+    """This test's pid and every parent up to the host's init."""
+    out, pid = [], os.getpid()
+    while pid > 0:
+        out.append(pid)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        pid = int(stat[stat.rfind(")") + 2 :].split()[1])
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(p) for p in (task / "children").read_text().split()]
+    return kids
+
+
+def test_a_command_sees_only_its_own_processes_and_no_ancestor(area: Path, tmp_path: Path) -> None:
+    ws = area / "ws"
+    fifo = tmp_path / "pids"
+    os.mkfifo(fifo)
+    key, prompt_canary = secrets.token_hex(16), secrets.token_hex(16)
+    probe = (
+        'read -r pids < "$SBX_FIFO"; for p in $pids; do for f in environ cmdline; do '
+        'echo "$p/$f: $(tr "\\0" " " 2>&1 < /proc/$p/$f)"; done; '
+        'echo "$p/fd: $(ls /proc/$p/fd 2>&1)"; done'
+    )
+    every = 'for d in /proc/[0-9]*; do tr "\\0" " " < $d/environ; tr "\\0" " " < $d/cmdline; done'
+    listing = "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo; ps -e -o pid= | tr -d ' '"
+    script = _script(ws.parent / "script.toml", [probe, every, listing])
+    proc = spawn_vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--script", str(script), f"go {prompt_canary}"],
+        ws,
+        env={"SBX_FIFO": str(fifo), "VTCODE_CANARY_API_TOKEN": key},
+    )
+    try:
+        targets = [proc.pid, *_ancestors()]
+        # Bounded: the first command blocks on the FIFO until the pids are written.
+        with open(fifo, "w") as f:
+            targets += _children(proc.pid)  # the keeper, once the command runs
+            f.write(" ".join(map(str, targets)) + "\n")
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    outputs = _outputs(stdout)
+    text = "\n".join(o["output"] for o in outputs)
+    assert key not in text and prompt_canary not in text, text
+    for pid in targets:
+        if pid > 100:  # a namespace this small never reaches such a pid
+            for part in ("environ", "cmdline", "fd"):
+                line = next(x for x in text.splitlines() if x.startswith(f"{pid}/{part}:"))
+                assert "No such file or directory" in line, line
+    listed, ps = outputs[2]["output"].split("\n", 1)
+    pids = [int(p) for p in listed.split()]
+    assert pids and max(pids) < 20, listed  # the init, the shell, ls, grep, tr
+    assert 1 in pids and proc.pid not in pids
+    assert all(int(p) < 20 for p in ps.split()), ps
+
+
+def test_as_root_the_command_has_no_capability(area: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs root: the case where the command kept every capability")
+    proc, outputs = _run(
+        area / "ws", ["grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp|Uid):' /proc/self/status"]
+    )
+    assert proc.returncode == 0, proc.stderr
+    fields = dict(line.split(":\t", 1) for line in outputs[0]["output"].splitlines())
+    for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert fields[cap] == "0000000000000000", fields
+    assert fields["NoNewPrivs"] == "1" and fields["Seccomp"] == "2", fields
+
+
+class _UnixListener:
+    """A pathname unix socket that counts the connections it accepts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(path))
+        self.sock.listen(8)
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        self.thread.join(timeout=5)
+
+
+def _py(code: str) -> str:
+    return f"{sys.executable} -c {json.dumps(code)}"
+
+
+def test_network_off_reaches_no_unix_socket(area: Path, tmp_path: Path) -> None:
+    in_temp = _UnixListener(tmp_path / "agent.sock")  # a temp dir: writable, still refused
+    outside = _UnixListener(area / "outside" / "docker.sock")
+    abstract = socket.socket(socket.AF_UNIX)
+    abstract.bind("\0vtcode-test-" + secrets.token_hex(4))
+    abstract.listen(1)
+    connect = "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])"
+    try:
+        commands = [
+            f"{_py(connect)} {in_temp.path}",
+            f"{_py(connect)} {outside.path}",
+            _py(
+                "import socket; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); "
+                f"s.sendto(b'x', {str(in_temp.path)!r})"
+            ),
+            _py(
+                f"import socket; socket.socket(socket.AF_UNIX).connect({abstract.getsockname()!r})"
+            ),
+            _py("import socket; a, b = socket.socketpair(); a.send(b'ok'); print(b.recv(2))"),
+        ]
+        proc, outputs = _run(area / "ws", commands)
+    finally:
+        in_temp.close()
+        outside.close()
+        abstract.close()
+    assert proc.returncode == 0, proc.stderr
+    for out in outputs[:4]:
+        assert out["exit_code"] != 0 and "Permission denied" in out["output"], out
+    assert in_temp.accepted == 0 and outside.accepted == 0
+    assert outputs[4]["exit_code"] == 0 and "b'ok'" in outputs[4]["output"], outputs[4]
+
+
+# A policy path -> what each attack does to it; every one must fail and change nothing.
+_ATTACKS = {
+    "write": 'echo "[sandbox]" >> "$P"',
+    "create_in": 'touch "$P/planted"',
+    "rename": 'mv "$P" "$P.moved"',
+    "delete": 'rm -rf "$P"',
+    "symlink": 'ln -sfn /tmp "$P"',
+    "truncate": ': > "$P"',
+}
+
+
+def _fingerprint(path: Path) -> object:
+    if path.is_symlink():
+        return ("link", os.readlink(path))
+    if path.is_dir():
+        return ("dir", sorted(p.name for p in path.iterdir()))
+    return ("file", path.read_bytes())
+
+
+def _worktree(area: Path) -> Path:
+    repo = area / "ws"
+    _git(repo, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "--allow-empty", "-qm", "0")
+    wt = area / "outside" / "wt"
+    _git(repo, "worktree", "add", "-q", str(wt))
+    return wt
+
+
+@pytest.mark.parametrize("where", ["repo", "worktree"])
+def test_policy_paths_are_read_only_inside(area: Path, tmp_path: Path, where: str) -> None:
+    ws = area / "ws" if where == "repo" else _worktree(area)
+    (ws / "vtcode.toml").write_text("# the user's\n")
+    (ws / ".vtcode").mkdir(exist_ok=True)
+    home = tmp_path / "vtcode-home"  # a VTCODE_HOME under /tmp, as CI runners make them
+    home.mkdir()
+    (home / "config.toml").write_text("# user config\n")
+    gitdir = area / "ws" / ".git"
+    paths = [ws / "vtcode.toml", ws / ".vtcode", home, home / "config.toml"]
+    paths += [gitdir / n for n in ("config", "hooks", "info")]
+    if where == "worktree":
+        own = gitdir / "worktrees" / "wt"
+        paths += [ws / ".git", own / "commondir"]
+    paths = list(dict.fromkeys(paths))
+    commands, labels = [], []
+    for path in paths:
+        for name, attack in _ATTACKS.items():
+            commands.append(f"P={path}; {attack}")
+            labels.append((path, name))
+    commands.append("echo fine > ordinary.txt && cat ordinary.txt")
+    stable = [p for p in paths if p.name != ".vtcode"]  # vtcode itself writes .vtcode/
+    before = {p: _fingerprint(p) for p in stable}
+    proc, outputs = _run(ws, commands, env={"VTCODE_HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr
+    for (path, name), out in zip(labels, outputs, strict=False):
+        assert out["exit_code"] != 0, (str(path), name, out["output"])
+    assert {p: _fingerprint(p) for p in stable} == before
+    assert (ws / ".vtcode").is_dir() and not (ws / ".vtcode" / "planted").exists()
+    assert not any(Path(f"{p}.moved").exists() for p in paths)
+    assert outputs[-1]["exit_code"] == 0 and (ws / "ordinary.txt").read_text() == "fine\n"
+    assert subprocess.run(["git", "-C", str(ws), "status"], capture_output=True).returncode == 0

@@ -1,0 +1,184 @@
+"""What runs in a sandboxed command's child between fork and exec (the `preexec_fn`).
+
+    vtcode ── fork ──> keeper ── fork ──> init (pid 1 of a new PID namespace) ── exec ──> sh
+
+The keeper (a forked vtcode, never exec'd) enters a user namespace when vtcode is not root,
+creates the PID, mount and (network off) network namespaces, forks the init and waits for it,
+exiting with its status, as `unshare --fork --kill-child` did. It dies with vtcode
+(PR_SET_PDEATHSIG), the init dies with the keeper, and when a PID namespace's init dies the
+kernel kills every process in it: nothing a command starts outlives it, vtcode or a SIGKILL.
+
+The init, before exec: its own /proc and the read-only policy paths (`mounts`), every
+capability dropped (bounding, ambient, effective, permitted, inheritable), no_new_privs,
+Landlock, and the unix-socket filter (`seccomp`). The mounts must come first: Landlock forbids
+mount(2), and a procfs shows the PID namespace of the process that mounts it, so only the init
+can mount it. As root no user namespace is used: root mapped to an unprivileged id could no
+longer write root's own workspace; it runs as uid 0 with no capability at all instead.
+
+Only syscalls through the preloaded libc and os functions run here; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vtcode.sandbox import landlock, mounts, seccomp
+
+__all__ = ["ChildSpec", "child_setup", "make_undumpable", "parent_death_only"]
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_CAP_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """Everything the child needs, prepared in vtcode (the child only makes syscalls)."""
+
+    parent: int
+    uid: int
+    gid: int
+    network: bool
+    mounts: mounts.MountPlan
+    ruleset_fd: int | None  # None: danger-full-access (no Landlock, capabilities kept)
+    socket_filter: seccomp.Filter | None  # None: network on (unix sockets too)
+
+    @property
+    def user_ns(self) -> bool:
+        return self.uid != 0
+
+
+def _cap_last() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 63
+
+
+def _check(result: int, what: str) -> None:
+    if result:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _die_with_parent(libc: ctypes.CDLL, parent: int) -> None:
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the prctl: nobody will reap us
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def make_undumpable() -> None:
+    """PR_SET_DUMPABLE 0 for vtcode: its /proc/PID files become root's, no ptrace by the user.
+
+    Inherited by every fork (the keeper included) and reset by exec, so commands are unaffected.
+    Also called by `Sandbox`, for vtcode used as a library.
+    """
+    if os.uname().sysname == "Linux":
+        landlock._libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def parent_death_only(parent: int) -> Callable[[], None]:
+    """The unsandboxed fallback's preexec: only the parent-death signal."""
+    libc = landlock._libc()
+    return lambda: _die_with_parent(libc, parent)
+
+
+def child_setup(spec: ChildSpec) -> Callable[[], None]:
+    """The `preexec_fn` of one sandboxed command (see the module docstring)."""
+    libc = landlock._libc()
+    cap_last = _cap_last()
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    nocaps = (_CapData * 2)()
+
+    def setup() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())  # the command is born interruptible
+        _die_with_parent(libc, spec.parent)
+        if spec.user_ns:
+            _check(libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+            for name, text in (
+                ("setgroups", "deny"),
+                ("uid_map", f"0 {spec.uid} 1"),
+                ("gid_map", f"0 {spec.gid} 1"),
+            ):
+                fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+                try:
+                    os.write(fd, text.encode())
+                finally:
+                    os.close(fd)
+        flags = _CLONE_NEWPID | _CLONE_NEWNS | (0 if spec.network else _CLONE_NEWNET)
+        _check(libc.unshare(flags), "unshare(PID, mount, network namespaces)")
+        alive_r, alive_w = os.pipe()
+        pid = os.fork()
+        if pid:
+            _keep(pid, alive_r, alive_w)
+        os.close(alive_w)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        os.set_blocking(alive_r, False)
+        try:
+            if os.read(alive_r, 1) == b"":  # EOF: the keeper died before the prctl
+                os.kill(os.getpid(), signal.SIGKILL)
+        except BlockingIOError:
+            pass  # the keeper still holds the write end
+        os.close(alive_r)
+        mounts.apply(libc, spec.mounts)
+        if spec.ruleset_fd is None:  # danger-full-access: no file limits, capabilities kept
+            if spec.socket_filter is not None:
+                seccomp.install(libc, spec.socket_filter)
+            return
+        for cap in range(cap_last + 1):
+            libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+        libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+        _check(libc.capset(ctypes.byref(header), nocaps), "capset")
+        landlock.restrict_self(spec.ruleset_fd)  # sets no_new_privs first
+        if spec.socket_filter is not None:
+            seccomp.install(libc, spec.socket_filter)
+
+    return setup
+
+
+def _keep(init: int, alive_r: int, alive_w: int) -> None:
+    """The keeper: wait for the init, exit with its status (killed: by the same signal)."""
+    os.close(alive_r)
+    # Only the liveness pipe stays open: vtcode's pipes, and the exec-error pipe Popen waits
+    # on, must see EOF when the command's own processes close them.
+    os.closerange(0, alive_w)
+    os.closerange(alive_w + 1, 1 << 20)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # as unshare: the command decides, not us
+        signal.signal(sig, signal.SIG_IGN)
+    while True:
+        try:
+            _, status = os.waitpid(init, 0)
+        except ChildProcessError:
+            os._exit(1)
+        if os.WIFEXITED(status):
+            os._exit(os.WEXITSTATUS(status))
+        if os.WIFSIGNALED(status):
+            sig = signal.Signals(os.WTERMSIG(status))
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+            os._exit(128 + sig)

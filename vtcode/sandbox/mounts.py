@@ -1,0 +1,177 @@
+"""The command's mount namespace: a fresh /proc, and the policy paths read-only.
+
+Landlock grants write access to whole folders (the workspace, the temp dirs) and cannot take a
+part back, so the files that decide what vtcode and git will do next are made read-only with
+bind mounts in the command's own mount namespace (vtcode and the user see no change):
+
+- the user config folder and VTCODE_HOME (config.toml, trust.json), wherever they live;
+- the workspace's `vtcode.toml` and `.vtcode/`;
+- in every git folder the workspace uses (its `.git`, a linked worktree's git folder and the
+  main one it names, submodules under `modules/`): `config`, `config.worktree`, `hooks/`,
+  `info/`, `commondir`, and a linked worktree's `.git` file (the pointer to its git folder).
+
+A mount point cannot be renamed or removed (EBUSY), so each of them, the workspace itself and
+each git folder (bound onto themselves, still writable) cannot be swapped for a planted copy.
+What does not exist when the command starts cannot be bound: `hooks/`, `info/` and the
+VTCODE_HOME folder are created first (empty, harmless); an absent `vtcode.toml`, git `config`,
+`config.worktree` or `commondir` is a documented limit (docs/security.md).
+
+`plan` runs in vtcode and only reads; `apply` runs in the child between fork and exec, through
+the preloaded libc and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtcode.config.load import user_config_path
+
+__all__ = ["MountPlan", "apply", "plan", "policy_paths"]
+
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_NOATIME = 1024
+_MS_NODIRATIME = 2048
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_MS_RELATIME = 1 << 21
+# statvfs f_flag -> the mount flag a read-only remount must keep (the kernel refuses to clear
+# a locked nosuid/nodev/noexec/atime flag inside a user namespace).
+_KEEP = ((2, _MS_NOSUID), (4, _MS_NODEV), (8, _MS_NOEXEC), (1024, _MS_NOATIME),
+         (2048, _MS_NODIRATIME), (4096, _MS_RELATIME))  # fmt: skip
+_GIT_POLICY = ("config", "config.worktree", "hooks", "info", "commondir")
+_GIT_CREATE = ("hooks", "info")  # folders made first when absent (git ignores them empty)
+_SKIP_WALK = {"objects", "refs", "logs", "lfs"}
+
+
+@dataclass(frozen=True, slots=True)
+class MountPlan:
+    """Byte paths for the child: folders bound onto themselves, then paths bound read-only."""
+
+    pins: tuple[bytes, ...]
+    readonly: tuple[bytes, ...]
+
+
+def _git_folders(workspace: Path) -> tuple[list[Path], list[Path]]:
+    """(the git folders the workspace uses, pointer files) — its own, a worktree's, the main."""
+    for folder in (workspace, *workspace.parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir() and not dotgit.is_symlink():
+            return [dotgit], []
+        if dotgit.is_file():
+            try:
+                text = dotgit.read_text(errors="replace").strip()
+            except OSError:
+                return [], [dotgit]
+            if not text.startswith("gitdir:"):
+                return [], [dotgit]
+            gitdir = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            dirs = [gitdir]
+            with contextlib.suppress(OSError):
+                common = (gitdir / "commondir").read_text().strip()
+                dirs.append((gitdir / common).resolve())
+            return dirs, [dotgit]
+    return [], []
+
+
+def _submodule_git_folders(gitdir: Path) -> Iterable[Path]:
+    """Git folders under `modules/` (a submodule's config and hooks run like the main ones)."""
+    root = gitdir / "modules"
+    if not root.is_dir():
+        return
+    for here, dirs, files in os.walk(root):
+        if "HEAD" in files and "config" in files:
+            yield Path(here)
+        dirs[:] = [d for d in dirs if d not in _SKIP_WALK]
+
+
+def vtcode_home_folders(env: Mapping[str, str]) -> list[Path]:
+    """The user config folder and VTCODE_HOME (one folder when VTCODE_HOME is set)."""
+    out: list[Path] = []
+    config = user_config_path(env)
+    if config is not None:
+        out.append(config.parent)
+    home = env.get("VTCODE_HOME")
+    if home:
+        out.append(Path(home))
+    return out
+
+
+def policy_paths(workspace: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
+    """(folders to pin, paths to make read-only) for commands in `workspace`, absent ones too."""
+    gitdirs, pointers = _git_folders(workspace)
+    pins = [workspace, *gitdirs]
+    readonly = [*vtcode_home_folders(env), workspace / "vtcode.toml", workspace / ".vtcode"]
+    readonly += pointers
+    for gitdir in [*gitdirs, *(m for g in gitdirs for m in _submodule_git_folders(g))]:
+        readonly += [gitdir / name for name in _GIT_POLICY]
+    return pins, readonly
+
+
+def plan(workspace: Path, env: Mapping[str, str] | None = None) -> MountPlan:
+    """What `apply` will mount: existing paths only, real paths, folders created where harmless.
+
+    Called per command, so a folder made or replaced since the last one is bound as it is now.
+    """
+    env = os.environ if env is None else env
+    pins, readonly = policy_paths(workspace, env)
+    homes = vtcode_home_folders(env)
+    for path in readonly:
+        if path.name in _GIT_CREATE or path in homes:
+            with contextlib.suppress(OSError):
+                path.mkdir(mode=0o700)  # only when the parent exists
+    return MountPlan(_existing(pins, folders=True), _existing(readonly, folders=False))
+
+
+def _existing(paths: Iterable[Path], *, folders: bool) -> tuple[bytes, ...]:
+    out: list[bytes] = []
+    for path in paths:
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if folders and not real.is_dir():
+            continue
+        raw = os.fsencode(real)
+        if raw not in out:
+            out.append(raw)
+    return tuple(out)
+
+
+def _mount(libc: ctypes.CDLL, src: bytes | None, dst: bytes, fstype: bytes | None,
+           flags: int) -> None:  # fmt: skip
+    if libc.mount(src, dst, fstype, ctypes.c_ulong(flags), None):
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {dst.decode(errors='replace')}: {os.strerror(err)}")
+
+
+def apply(libc: ctypes.CDLL, mplan: MountPlan) -> None:
+    """In the child, first process of its PID namespace, in a new mount namespace.
+
+    Nothing propagates back to the host (the whole tree is made private first); /proc is this
+    PID namespace's own, so no pid outside it (vtcode's included) can be named.
+    """
+    _mount(libc, None, b"/", None, _MS_REC | _MS_PRIVATE)
+    _mount(libc, b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    for path in mplan.pins:
+        _mount(libc, path, path, None, _MS_BIND | _MS_REC)  # submounts stay visible
+    for path in mplan.readonly:
+        _mount(libc, path, path, None, _MS_BIND)
+        keep = 0
+        with contextlib.suppress(OSError):
+            fflag = os.statvfs(path).f_flag
+            keep = sum(ms for st, ms in _KEEP if fflag & st)
+        _mount(libc, None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep)
+    # The working folder was entered before these mounts and still names the folder beneath
+    # them: enter it again by path, so relative paths (`.git/config`) meet the mounts too.
+    with contextlib.suppress(OSError):
+        os.chdir(Path.cwd())
