@@ -1,0 +1,15 @@
+"""Print a greeting."""
+
+import argparse
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Print a greeting.")
+    parser.add_argument("name", help="who to greet")
+    args = parser.parse_args(argv)
+    message = f"Hello, {args.name}!"
+    print(message)
+
+
+if __name__ == "__main__":
+    main()

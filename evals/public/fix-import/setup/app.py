@@ -1,0 +1,6 @@
+from helpers import slugify
+
+TITLES = ["Hello, World!", "vtcode eval suite", "  Spaces   everywhere  "]
+
+for title in TITLES:
+    print(slugify(title))

@@ -1,0 +1,5 @@
+from src.util import banner
+
+
+def run():
+    print(banner("app"))

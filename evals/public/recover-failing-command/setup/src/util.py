@@ -1,0 +1,2 @@
+def banner(name):
+    return f"== {name} =="

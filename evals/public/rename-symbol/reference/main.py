@@ -1,0 +1,5 @@
+from shop import cart
+from shop.report import receipt
+
+print(cart.compute_total([1.5, 2.5]))
+print(receipt([10, 20]))

@@ -1,0 +1,17 @@
+"""Roman numerals."""
+
+_VALUES = [
+    (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
+    (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"),
+]
+
+
+def to_roman(n):
+    """`n` (1..3999) as an upper-case Roman numeral; ValueError outside that range."""
+    if not 1 <= n <= 3999:
+        raise ValueError(f"{n} is outside 1..3999")
+    out = []
+    for value, letters in _VALUES:
+        count, n = divmod(n, value)
+        out.append(letters * count)
+    return "".join(out)

@@ -1,0 +1,232 @@
+"""The public eval suite (evals/public) is sound: a checker that cannot fail is a defect.
+
+For every task: task.toml loads through `vtcode.eval.suite` with every required field written
+out, the checker FAILS on the untouched setup and PASSES once the reference is laid over it, the
+reference leaves every protected file as it was, and each protect glob guards something real.
+Known near misses (a plausible wrong answer per task) must fail too, so a checker that only
+looks at the visible tests is caught. The replay-scripted tasks are solved end to end by the
+real `vtcode exec --script` (real tools, real sandboxed commands) and then pass the same check.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.exec_support import REPO, SESSION, canonical_lines, vtcode
+from vtcode.eval.suite import (
+    Task,
+    apply_reference,
+    load_suite,
+    materialize,
+    protected_digest,
+    run_check,
+)
+
+SUITE_DIR = REPO / "evals" / "public"
+SUITE = load_suite(SUITE_DIR)
+TASKS = {t.id: t for t in SUITE.tasks}
+SCRIPTED = [t for t in SUITE.tasks if t.spec.script is not None]
+REQUIRED_KEYS = {"id", "prompt", "tags", "timeout", "max_turns", "check", "protect", "setup"}
+LEVELS = {"easy", "medium", "hard"}
+
+# The issue's list (issue 28 item 3), each kind by the task that covers it.
+COVERAGE = {
+    "create a file": "create-file",
+    "fix an off-by-one against its test": "fix-off-by-one",
+    "rename a symbol across files": "rename-symbol",
+    "add a CLI flag": "add-cli-flag",
+    "answer a question from a file into a file": "answer-from-config",
+    "make a failing test pass, seen only by running it": "failing-test",
+    "edit one spot in a 2,000-line file": "edit-big-file",
+    "a task that needs a short plan": "plan-todo-done",
+    "a command with 100k lines of output": "log-needle",
+    "recover from a failing command": "recover-failing-command",
+    "leave protected tests alone": "protected-test",
+}
+
+# Plausible wrong answers, laid over the setup like a reference: the checker must fail each.
+NEAR_MISSES: dict[str, dict[str, str]] = {
+    "create-file": {"hello.txt": "Hello from vtcode\nHello from vtcode\n"},
+    "edit-big-file": {"settings.py": "REQUEST_TIMEOUT = 45\n"},  # the rest of the file lost
+    "create-fizzbuzz": {"fizzbuzz.py": "for n in range(1, 15):\n    print(n)\n"},
+    "fix-off-by-one": {  # passes the visible tests only
+        "sum_to.py": "def sum_to(n):\n    return {0: 0, 1: 1, 4: 10}.get(n, 0)\n"
+    },
+    "rename-symbol": {  # renamed, but the old name kept as an alias
+        "shop/cart.py": "def compute_total(prices, tax_rate=0.0):\n"
+        "    return round(sum(prices) * (1 + tax_rate), 2)\n\n\ncalc_total = compute_total\n\n\n"
+        "def item_count(prices):\n    return len(prices)\n"
+    },
+    "add-cli-flag": {  # the flag exists but changes nothing
+        "greet.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('name')\n"
+        "p.add_argument('--shout', action='store_true')\na = p.parse_args()\n"
+        "print(f'Hello, {a.name}!')\n"
+    },
+    "answer-from-config": {"answer.txt": "5432\n"},  # the [database] port
+    "failing-test": {  # up to two digits: the visible tests pass, 100s does not
+        "duration.py": "import re\n_U = {'h': 3600, 'm': 60, 's': 1}\n"
+        "def parse_duration(text):\n    text = text.strip().lower()\n"
+        "    parts = re.findall(r'(\\d\\d?)([hms])', text)\n"
+        "    if not text or ''.join(a + b for a, b in parts) != text:\n"
+        "        raise ValueError(text)\n"
+        "    return sum(int(a) * _U[b] for a, b in parts)\n"
+    },
+    "log-needle": {"answer.txt": "code E7173\n"},
+    "recover-failing-command": {"out/version.txt": "1.4.2 release 000000000000\n"},
+    "protected-test": {  # right format without the thousands separator
+        "price.py": "def format_price(amount):\n    return f'${amount:.2f}'\n"
+    },
+    "json-edit": {
+        "config.json": '{"name": "billing-service", "version": "2.3.1", "debug": 0, '
+        '"log_level": "info", "features": {"invoices": true, "refunds": true, '
+        '"debug_panel": true}, "allowed_hosts": ["billing.internal", "localhost"], '
+        '"retry": {"attempts": 3, "backoff_seconds": 1.5}}\n'
+    },
+    "plan-todo-done": {  # done stored, but list not showing it, no error path, no new test
+        "todo.py": "import json, sys\nfrom pathlib import Path\nS = Path('todo.json')\n"
+        "items = json.loads(S.read_text()) if S.exists() else []\ncmd = sys.argv[1]\n"
+        "if cmd == 'add':\n    items.append({'text': sys.argv[2]})\n"
+        "elif cmd == 'done':\n    items[int(sys.argv[2]) - 1]['done'] = True\n"
+        "else:\n    for n, i in enumerate(items, 1):\n        print(f\"{n}. {i['text']}\")\n"
+        "S.write_text(json.dumps(items))\n"
+    },
+    "fix-import": {"helpers.py": "from textutils import slugify\n"},
+    "write-function": {  # additive only: 4 -> IIII
+        "roman.py": "def to_roman(n):\n    if not 1 <= n <= 3999:\n        raise ValueError(n)\n"
+        "    out = ''\n    for v, s in [(1000, 'M'), (500, 'D'), (100, 'C'), (50, 'L'), "
+        "(10, 'X'), (5, 'V'), (1, 'I')]:\n        c, n = divmod(n, v)\n        out += s * c\n"
+        "    return out\n"
+    },
+    "shell-script": {  # one file: wc prints "N name"; none: an error, not 0
+        "count_lines.sh": "wc -l \"$1\"/*.txt | tail -n 1 | awk '{print $1}'\n"
+    },
+    "csv-sum": {"answer.txt": "36191\n"},  # "north" and "North-East" together
+}
+
+
+def _ids(tasks: list[Task]) -> list[str]:
+    return [t.id for t in tasks]
+
+
+def _overlay(workspace: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = workspace / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_the_suite_covers_the_issue_with_at_least_15_tasks() -> None:
+    folders = sorted(p.name for p in SUITE_DIR.iterdir() if p.is_dir())
+    assert folders == sorted(TASKS), "every folder of evals/public is a task"
+    assert len(TASKS) >= 15
+    missing = {kind: tid for kind, tid in COVERAGE.items() if tid not in TASKS}
+    assert not missing
+    assert len(SCRIPTED) >= 3, "the runner's CI demo needs replay-scripted tasks"
+    assert set(NEAR_MISSES) == set(TASKS), "every task has a near miss its checker rejects"
+    levels = {level for t in SUITE.tasks for level in t.spec.tags if level in LEVELS}
+    assert levels == LEVELS
+
+
+def test_the_readme_lists_every_task() -> None:
+    readme = (SUITE_DIR / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", readme, re.MULTILINE))
+    assert listed == set(TASKS)
+
+
+@pytest.mark.parametrize("task", SUITE.tasks, ids=_ids(list(SUITE.tasks)))
+def test_task_toml_writes_out_every_field(task: Task) -> None:
+    raw = tomllib.loads((task.folder / "task.toml").read_text(encoding="utf-8"))
+    assert raw.keys() >= REQUIRED_KEYS, f"missing {REQUIRED_KEYS - raw.keys()}"
+    assert task.id == task.folder.name
+    assert len([t for t in task.spec.tags if t in LEVELS]) == 1, "exactly one difficulty tag"
+    assert task.spec.check == ["python3", "check.py"] and (task.folder / "check.py").is_file()
+    assert any(task.reference_dir.rglob("*")), "a reference solution beside the task"
+    assert task.spec.prompt == task.spec.prompt.strip() and len(task.spec.prompt) < 1200
+
+
+@pytest.mark.parametrize("task", SUITE.tasks, ids=_ids(list(SUITE.tasks)))
+def test_checker_fails_on_setup_passes_on_reference(task: Task, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    before = protected_digest(task, workspace)
+    for pattern in task.spec.protect:
+        assert list(workspace.glob(pattern)), f"protect glob {pattern!r} matches nothing"
+    untouched = run_check(task, workspace)
+    assert not untouched.passed, f"the checker passes the untouched setup:\n{untouched.output}"
+    assert "FAIL" in untouched.output, "a failing check says why"
+    apply_reference(task, workspace)
+    assert protected_digest(task, workspace) == before, "the reference changes a protected file"
+    solved = run_check(task, workspace)
+    assert solved.passed, f"the checker rejects the reference:\n{solved.output}"
+
+
+@pytest.mark.parametrize("task_id", sorted(NEAR_MISSES))
+def test_checker_rejects_a_near_miss(task_id: str, tmp_path: Path) -> None:
+    task = TASKS[task_id]
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    _overlay(workspace, NEAR_MISSES[task_id])
+    result = run_check(task, workspace)
+    assert not result.passed, f"{task_id}: a near miss passes:\n{result.output}"
+
+
+def test_log_needle_prints_100k_lines_with_one_error(tmp_path: Path) -> None:
+    task = TASKS["log-needle"]
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    out = subprocess.run(
+        [sys.executable, "job.py"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.splitlines()
+    errors = [line for line in out if " ERROR " in line]
+    assert len(out) == 100_000 and len(errors) == 1
+    code = errors[0].rsplit(" ", 1)[1]
+    assert (task.reference_dir / "answer.txt").read_text().strip() == code
+
+
+def test_edit_big_file_generates_2000_lines_with_one_target(tmp_path: Path) -> None:
+    task = TASKS["edit-big-file"]
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    lines = (workspace / "settings.py").read_text().splitlines()
+    assert len(lines) == 2000
+    assert [n for n, line in enumerate(lines, 1) if line == "REQUEST_TIMEOUT = 30"] == [1377]
+    ref = (task.reference_dir / "settings.py").read_text().splitlines()
+    assert [n for n, (a, b) in enumerate(zip(lines, ref, strict=True), 1) if a != b] == [1377]
+    # the near namesake changed as well: one line too many
+    ref[411] = ref[411].replace("= 30", "= 45")
+    assert ref[411] == "UPSTREAM_REQUEST_TIMEOUT = 45"
+    (workspace / "settings.py").write_text("\n".join(ref) + "\n")
+    assert not run_check(task, workspace).passed
+
+
+@pytest.mark.parametrize("task", SCRIPTED, ids=_ids(SCRIPTED))
+def test_replay_script_solves_the_task_through_vtcode_exec(task: Task, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    before = protected_digest(task, workspace)
+    assert task.script_path is not None
+    run = vtcode(
+        [
+            "exec", "--script", str(task.script_path), "--max-turns", str(task.spec.max_turns),
+            "--session-id", SESSION, task.spec.prompt,
+        ],
+        workspace,
+        timeout=task.spec.timeout,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    events = [line["event"] for line in canonical_lines(workspace)]
+    assert events[-1]["type"] == "thread.completed"
+    assert protected_digest(task, workspace) == before
+    result = run_check(task, workspace)
+    assert result.passed, result.output
