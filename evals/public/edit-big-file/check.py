@@ -30,7 +30,10 @@ def main() -> int:
     if not path.is_file():
         print("FAIL: settings.py is missing")
         return 1
-    got = [line.rstrip() for line in path.read_text(encoding="utf-8").rstrip("\n").split("\n")]
+    got = [
+        line.rstrip()
+        for line in path.read_text(encoding="utf-8", errors="replace").rstrip("\n").split("\n")
+    ]
     want = expected_lines()
     if len(got) != len(want):
         print(
