@@ -33,6 +33,7 @@ invents) is kept out of children's reach by the environment policy at best, not 
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import fnmatch
@@ -43,6 +44,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
+import ahocorasick_rs
 import orjson
 
 __all__ = [
@@ -61,7 +63,25 @@ __all__ = [
 MARKER = "[REDACTED]"
 MIN_SECRET_LEN = 8
 PARTIAL_MIN = 6  # a streamed tail this long that starts a secret is removed too
-SECRET_NAME_PATTERNS = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
+# `*PASS*` covers PASSWORD, PASSWD, PASSPHRASE; `*_PWD` is MYSQL_PWD or DB_PWD but never PWD or
+# OLDPWD (the working folder, no secret); `*_PAT`/`*_PAT_*`/`PAT` are personal access tokens
+# (GITHUB_PAT); `*AUTH*` also withholds SSH_AUTH_SOCK (the agent socket) from children.
+SECRET_NAME_PATTERNS = (
+    "*KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASS*",
+    "*_PWD",
+    "PAT",
+    "*_PAT",
+    "*_PAT_*",
+    "*AUTH*",
+    "*COOKIE*",
+    "*PRIVATE*",
+    "*CREDENTIAL*",
+    "*DSN",
+    "OTEL_EXPORTER_OTLP*HEADERS",
+)
 PROVIDER_KEY_ENVS = (
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
@@ -80,7 +100,16 @@ PROVIDER_KEY_ENVS = (
     "GH_TOKEN",
 )
 # Names that match the secret globs but hold settings, not credentials (`tiktoken` is no secret).
-NOT_SECRET_NAMES = frozenset({"VTCODE_TOKENIZER", "TOKENIZERS_PARALLELISM", "KEYTIMEOUT"})
+NOT_SECRET_NAMES = frozenset(
+    {
+        "VTCODE_TOKENIZER",
+        "TOKENIZERS_PARALLELISM",
+        "KEYTIMEOUT",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+    }
+)
 _OTLP_HEADERS = re.compile(r"OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS")
 # scheme://userinfo@ — userinfo stops at what cannot be in an authority (or ends a JSON string);
 # greedy, so a password with an unencoded '@' is taken up to the last one.
@@ -122,21 +151,37 @@ def _header_values(spec: str) -> Iterable[str]:
                 yield credential.strip()
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether a variable of this name holds a credential (`SECRET_NAME_PATTERNS`, case
+    ignored, but for `NOT_SECRET_NAMES`): the redactor collects its value and exec_command's
+    children do not inherit it by default (`vtcode.tools.child_env`)."""
+    if name in NOT_SECRET_NAMES:
+        return False
+    matcher = name_matcher(SECRET_NAME_PATTERNS)
+    return matcher is not None and matcher.match(name) is not None
+
+
+# `scheme://user:password@`: the password of any URL a variable holds (DATABASE_URL,
+# *_BASE_URL) is a secret too, so its encodings are removed, not only the userinfo as written.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
+
+
 def collect_secrets(
     environ: Mapping[str, str], *, key_envs: Iterable[str] = (), extra: Iterable[str] = ()
 ) -> frozenset[str]:
     """Every credential value `environ` holds (see the module doc), plus `extra` values and
     those remembered from the configuration (`remember_secrets`)."""
     names = {*PROVIDER_KEY_ENVS, *key_envs}
-    secret_name = name_matcher(SECRET_NAME_PATTERNS)
     found: set[str] = {*extra, *_remembered}
     for name, value in environ.items():
         if _OTLP_HEADERS.fullmatch(name):
             found.update(_header_values(value))
-        elif name in names or (
-            secret_name is not None and secret_name.match(name) and name not in NOT_SECRET_NAMES
-        ):
+            found.add(value.strip())  # the whole spec too (one without `k=v` pairs)
+        elif name in names or is_secret_name(name):
             found.add(value.strip())
+        if "://" in value:
+            for password in _URL_PASSWORD.findall(value):
+                found.update({password, unquote(password)})
     return frozenset(s for s in found if len(s) >= MIN_SECRET_LEN)
 
 
@@ -158,38 +203,84 @@ def _json_forms(secret: str) -> list[str]:
     return [secret] if escaped == secret else [secret, escaped]
 
 
+def _encoded_forms(secret: str) -> set[str]:
+    """The secret as `base64`, `base64 -w0`, base64url (padded or not) and hex (either case)
+    print it, and as it appears inside a longer base64 stream (`env | base64`): at each of the
+    three byte alignments, the characters that depend on the secret's bytes alone."""
+    raw = secret.encode()
+    forms = {raw.hex(), raw.hex().upper()}
+    for k in range(3):
+        std = base64.b64encode(b"\0" * k + raw).decode()
+        start = (0, 2, 3)[k]  # characters mixing in the k bytes before the secret are dropped
+        end = (k + len(raw)) // 3 * 4  # and so are those mixing in the bytes after it
+        for alphabet in (std, std.translate(_URLSAFE)):
+            forms.add(alphabet[start:end])
+            if k == 0:
+                forms.update({alphabet, alphabet.rstrip("=")})
+    return {f for f in forms if len(f) >= MIN_SECRET_LEN}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+_WRAP_MIN = 60  # `base64` wraps at 76 columns, `xxd -p` at 60: one break per piece pair at most
+_PIECE = _WRAP_MIN // 2
+# A line break inside an encoded form: real, or JSON-escaped inside a JSON text.
+_BREAK = r"(?:\r?\n|(?:\\r)?\\n)?"
+
+
+def _pieces(form: str) -> list[str]:
+    """Consecutive pieces of `form` such that a line break every `_WRAP_MIN` or more characters
+    leaves at least one piece whole: the prefilter's needles for wrapped output."""
+    size = min(_PIECE, -(-len(form) // 2))
+    return [form[i : i + size] for i in range(0, len(form), size)]
+
+
+def _wrapped(form: str) -> str:
+    return _BREAK.join(re.escape(c) for c in form)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Compiled:
-    pattern: re.Pattern[str] | None  # every form, longest first
+    pattern: re.Pattern[str] | None  # every plain form, longest first
     forms: tuple[str, ...]
-    needles: tuple[bytes, ...]  # each form JSON-escaped, as it appears in an encoded event
-    heads: tuple[bytes, ...]  # the same, first PARTIAL_MIN characters only
+    needles: ahocorasick_rs.BytesAhoCorasick | None  # plain forms and encoded pieces, as bytes
+    heads: tuple[bytes, ...]  # the plain forms JSON-escaped, first PARTIAL_MIN characters only
     tails: tuple[tuple[str, str, int], ...]  # (form, its head, its length) for `_cut_tail`
     head_re: re.Pattern[str] | None  # any head
     longest: int
+    encoded: re.Pattern[str] | None  # every encoded form, a line break allowed anywhere
+    encoded_pieces: ahocorasick_rs.AhoCorasick | None  # whether a string needs `encoded`
 
 
 @functools.lru_cache(maxsize=16)
 def _build(secrets: frozenset[str]) -> _Compiled:
     forms = tuple(sorted({f for s in secrets for f in _json_forms(s)}, key=len, reverse=True))
     if not forms:
-        return _Compiled(None, (), (), (), (), None, 0)
+        return _Compiled(None, (), None, (), (), None, 0, None, None)
     pattern = re.compile("|".join(re.escape(f) for f in forms))
+    encoded = sorted({e for s in secrets for e in _encoded_forms(s)}, key=len, reverse=True)
+    pieces = sorted({p for e in encoded for p in _pieces(e)})
     # Whole forms, not heads: a long needle is skipped through fast; cut tails are found by
-    # looking at the ends of strings only (`Redactor._has_cut_tail`).
-    needles = {orjson.dumps(f)[1:-1] for f in forms}
+    # looking at the ends of strings only (`Redactor._has_cut_tail`). One Aho-Corasick
+    # automaton scans for all of them at once (bench/redact.py: the cost no longer grows with
+    # the number of forms, about 20 per secret).
+    needles = {orjson.dumps(f)[1:-1] for f in forms} | {p.encode() for p in pieces}
     heads = {orjson.dumps(f[:PARTIAL_MIN])[1:-1] for f in forms}
     tails = tuple((f, f[:PARTIAL_MIN], len(f)) for f in forms)
     head_re = re.compile("|".join(re.escape(h) for h in {f[:PARTIAL_MIN] for f in forms}))
     return _Compiled(
         pattern,
         forms,
-        tuple(sorted(needles, key=len, reverse=True)),
+        ahocorasick_rs.BytesAhoCorasick(list(needles), implementation=_DFA),
         tuple(heads),
         tails,
         head_re,
         len(forms[0]),
+        re.compile("|".join(_wrapped(e) for e in encoded)) if encoded else None,
+        ahocorasick_rs.AhoCorasick(pieces, implementation=_DFA) if pieces else None,
     )
+
+
+_DFA = ahocorasick_rs.Implementation.DFA
 
 
 _SCHEME_MAX = 32
@@ -229,6 +320,9 @@ class Redactor:
         """`text` with every secret and URL userinfo replaced (a cut one at the end too)."""
         if self._c.pattern is not None:
             text = self._cut_tail(self._c.pattern.sub(MARKER, text))
+        pieces, encoded = self._c.encoded_pieces, self._c.encoded
+        if pieces is not None and encoded is not None and pieces.find_matches_as_indexes(text):
+            text = encoded.sub(MARKER, text)
         if "://" in text:
             if "@" in text:
                 text = _USERINFO_TEXT.sub(_USERINFO_REPLACEMENT, text)
@@ -253,9 +347,8 @@ class Redactor:
     def might_contain(self, encoded: bytes) -> bool:
         """Whether an encoded value holds a whole secret or URL userinfo (a cut one at the end
         of a string is `_has_cut_tail`'s to find)."""
-        for needle in self._c.needles:
-            if needle in encoded:
-                return True
+        if self._c.needles is not None and self._c.needles.find_matches_as_indexes(encoded):
+            return True
         return b"@" in encoded and _USERINFO_BYTES.search(encoded) is not None
 
     def _has_cut_tail(self, value: object, urls: bool) -> bool:

@@ -137,6 +137,9 @@ def test_collects_provider_keys_otlp_headers_and_secret_names() -> None:
         "team-secret-1",
         "traces-key-5678",
         "db-password-1",
+        # each OTLP headers variable whole, too (one without `k=v` pairs is still a secret)
+        "authorization=Bearer%20tok-otlp-1234,x-team=team-secret-1",
+        "api-key=traces-key-5678",
     }
 
 

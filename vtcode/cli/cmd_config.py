@@ -60,10 +60,16 @@ def config() -> None:
 @click.option("--origin", is_flag=True, help="Say which layer set each key.")
 @click.pass_obj
 def show(app: AppContext, as_json: bool, origin: bool) -> int:
-    """Print the effective config (every key, defaults included) as TOML."""
+    """Print the effective config (every key, defaults included) as TOML.
+
+    Credentials are masked: URL passwords, secret-named query values and values of
+    secret-named keys print as *** (`config get KEY` prints the exact value).
+    """
+    from vtcode.config.mask import mask_secrets
+
     loaded = app.loaded_config()
     _warn(app, loaded.warnings)
-    data = loaded.effective()
+    data = mask_secrets(loaded.effective())
     if as_json:
         from vtcode.cli.output import emit_json
 

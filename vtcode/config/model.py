@@ -385,7 +385,7 @@ class ShellEnvironmentPolicy:
 
     inherit: EnvInherit = EnvInherit.ALL
     ignore_default_excludes: Annotated[
-        bool, Doc("drop the default *KEY*/*SECRET*/*TOKEN*/*PASSWORD*/*CREDENTIAL* excludes")
+        bool, Doc("drop the default excludes (*KEY*, *SECRET*, *TOKEN*, *PASS*, *AUTH*, ...)")
     ] = False
     exclude: Annotated[
         list[str], Doc("case-insensitive glob patterns of names removed (after the defaults)")

@@ -7,8 +7,10 @@ policy, in Codex's shape and with its names:
 
 1. start from `inherit`: `all` (vtcode's environment), `core` (the few variables a shell and the
    usual tools need, `CORE_VARS` and `LC_*`) or `none` (empty);
-2. drop names matching `DEFAULT_ENV_EXCLUDES` (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`,
-   `*CREDENTIAL*`) unless `ignore_default_excludes`;
+2. drop names matching `DEFAULT_ENV_EXCLUDES` (`vtcode.redact.SECRET_NAME_PATTERNS`: `*KEY*`,
+   `*SECRET*`, `*TOKEN*`, `*PASS*`, `*_PWD`, `*_PAT`, `*AUTH*`, `*COOKIE*`, `*PRIVATE*`,
+   `*CREDENTIAL*`, `*DSN`, `OTEL_EXPORTER_OTLP*HEADERS`, ...; `NOT_SECRET_NAMES` such as
+   `GIT_AUTHOR_NAME` are kept) unless `ignore_default_excludes`;
 3. drop names matching `exclude`;
 4. when `include_only` is non-empty, keep only names matching one of its patterns;
 5. add the harness's own settings (`overrides`: no pager, no colour, a dumb terminal), which are
@@ -28,8 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vtcode.config.model import DEFAULT_ENV_EXCLUDES, EnvInherit, ShellEnvironmentPolicy
-from vtcode.redact import name_matcher
+from vtcode.config.model import EnvInherit, ShellEnvironmentPolicy
+from vtcode.redact import is_secret_name, name_matcher
 
 __all__ = ["CORE_VARS", "child_environment"]
 
@@ -73,10 +75,9 @@ def child_environment(
         env = {k: v for k, v in environ.items() if _is_core(k)}
     else:
         env = {}
-    excludes = list(policy.exclude)
     if not policy.ignore_default_excludes:
-        excludes[:0] = DEFAULT_ENV_EXCLUDES
-    drop = name_matcher(excludes)
+        env = {k: v for k, v in env.items() if not is_secret_name(k)}
+    drop = name_matcher(policy.exclude)
     if drop is not None:
         env = {k: v for k, v in env.items() if drop.match(k) is None}
     keep = name_matcher(policy.include_only)
