@@ -19,12 +19,14 @@ How, in three parts:
 2. Driver names are chosen by the repository (`filter=<name>` in `.gitattributes`, defined as
    `filter.<name>.clean` in its config), so they cannot be listed in advance. `git config
    --list --show-scope` runs nothing; vtcode reads it first and, for every filter, merge and
-   diff driver that repository-scope config (local, worktree, and whatever they include)
-   touches, sets each program key back to what the user's own (global) config says, or to
-   empty, which git treats as "no driver" (a filter) or a failed merge (a merge driver, so the
-   merge stops instead of guessing). The user's global config stays in force: it is the
-   user's, holds the identity commits need and their own drivers (git-lfs); the system config
-   is skipped (`GIT_CONFIG_NOSYSTEM`): vtcode needs nothing from it.
+   diff driver program key that repository-scope config (local, worktree, and whatever they
+   include) sets, sets that key back to what the user's own (global) config says, or to
+   empty, which git treats as "no driver" (a filter) or a failed merge (a merge driver, so
+   the merge stops instead of guessing). Only the keys the repository sets: an empty
+   `process` would also switch off the user's own `clean`/`smudge` of that name. The user's
+   global config stays in force: it is the user's, holds the identity commits need and their
+   own drivers (git-lfs); the system config is skipped (`GIT_CONFIG_NOSYSTEM`): vtcode needs
+   nothing from it.
 3. The environment: every inherited `GIT_*` variable is dropped (they can name programs,
    config, another repository), then vtcode sets its own.
 
@@ -180,7 +182,7 @@ def repo_overrides(listing: str, gitdir_of: Callable[[], Path | None]) -> list[t
     newer git), which no command-line setting switches off."""
     entries = _config_entries(listing)
     trusted: dict[tuple[str, str, str], str] = {}
-    named: set[tuple[str, str]] = set()
+    planted: set[tuple[str, str, str]] = set()
     worktree_values: list[str] = []
     for scope, key, value in entries:
         if key.lower() == "core.worktree" and scope in _REPO_SCOPES and value is not None:
@@ -192,21 +194,18 @@ def repo_overrides(listing: str, gitdir_of: Callable[[], Path | None]) -> list[t
                 hint=f"remove it: git config --unset-all {key}",
             )
         parts = _split_driver_key(key)
-        if parts is None:
+        if parts is None or parts[2] not in _DRIVER_KEYS[parts[0]]:
             continue
-        section, name, leaf = parts
         if scope in _REPO_SCOPES:
-            named.add((section, name))
+            planted.add(parts)
         elif scope == "global" and value is not None:
-            trusted[(section, name, leaf)] = value  # the last global value wins, as in git
+            trusted[parts] = value  # the last global value wins, as in git
     if worktree_values:
         _check_worktree(worktree_values[-1], gitdir_of())
-    out: list[tuple[str, str]] = []
-    for section, name in sorted(named):
-        for leaf in _DRIVER_KEYS[section]:
-            value = trusted.get((section, name, leaf), _EMPTY_VALUE.get(leaf, ""))
-            out.append((f"{section}.{name}.{leaf}", value))
-    return out
+    return [
+        (f"{sec}.{name}.{leaf}", trusted.get((sec, name, leaf), _EMPTY_VALUE.get(leaf, "")))
+        for sec, name, leaf in sorted(planted)
+    ]
 
 
 class _GitDirLookup:

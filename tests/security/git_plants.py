@@ -19,6 +19,7 @@ import os
 import shlex
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 # Every hook git 2.39 knows (githooks(5)).
@@ -67,6 +68,7 @@ greeting.txt diff=evil
 *.toml filter=evilproc
 inc.txt filter=incl
 incif.txt filter=inclif
+odd.txt filter=we=ird.name
 """
 
 _EVIL = """\
@@ -95,7 +97,22 @@ class Plant:
     files: tuple[tuple[str, str], ...] = ()
     # variables in vtcode's own environment (the user's process, not the repository).
     env: tuple[tuple[str, str], ...] = ()
-    control: str | None = None  # sh snippet, run with plain git in a copy of the repository
+    control: str | None = None  # sh snippet, run with plain git in a fresh planted repository
+    setup: Callable[[Path], None] | None = None  # run on the repository before the config
+
+
+def sign_head(ws: Path) -> None:
+    """Give HEAD an (unverifiable) SSH signature header, so that `log.showSignature` has
+    something to verify: git then runs `gpg.ssh.program`."""
+    text = git(ws, "cat-file", "commit", "HEAD")
+    head, _, body = text.partition("\n\n")
+    sig = "gpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lHAAAAAQ==\n -----END SSH SIGNATURE-----"
+    proc = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+        cwd=ws, input=f"{head}\n{sig}\n\n{body}", capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    git(ws, "update-ref", "refs/heads/main", proc.stdout.strip())
+    (ws / "allowed_signers").write_text("")
 
 
 def _hook(name: str) -> tuple[str, str]:
@@ -199,9 +216,16 @@ PLANTS: tuple[Plant, ...] = (
         "log-show-signature",
         config=(
             ("log.showSignature", "true"),
-            ("gpg.format", "ssh"),
             ("gpg.ssh.program", "{evil}"),
+            ("gpg.ssh.allowedSignersFile", "allowed_signers"),
         ),
+        setup=sign_head,
+        control="git log -1 --oneline",
+    ),
+    Plant(
+        "filter-odd-name",  # a driver name holding '=' and '.' (no `-c name=value` can say it)
+        config=(("filter.we=ird.name.clean", "{evil}"),),
+        control="echo more >> odd.txt && git add odd.txt",
     ),
     Plant(
         "ssh-command",
@@ -318,6 +342,9 @@ def command(evil: Path, plant: Plant) -> str:
 def plant(ws: Path, evil: Path, rows: tuple[Plant, ...]) -> dict[str, str]:
     """Plant `rows` in the repository at `ws`; returns the environment of the env rows."""
     env: dict[str, str] = {}
+    for row in rows:
+        if row.setup is not None:
+            row.setup(ws)
     for row in rows:
         run = command(evil, row)
         for key, value in row.config:

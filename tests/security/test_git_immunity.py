@@ -51,6 +51,7 @@ BASE_FILES = {
     "info.txt": "info\n",
     "inc.txt": "inc\n",
     "incif.txt": "incif\n",
+    "odd.txt": "odd\n",
     "vtcode.toml": CONFIG,
 }
 
@@ -138,9 +139,9 @@ def _run_every_git_command(root: Path, ws: Path, env: dict[str, str], head: str)
 def test_no_planted_setting_runs(tmp_path: Path, group: str) -> None:
     rows = tuple(p for p in PLANTS if p.group == group)
     ws = make_repo(tmp_path)
-    head = git(ws, "rev-parse", "HEAD").strip()
     evil = evil_program(tmp_path, ws)
     env = plant(ws, evil, rows)
+    head = git(ws, "rev-parse", "HEAD").strip()  # rev-parse runs nothing planted
     (ws / "notes.txt").write_text("notes, edited\n")  # a dirty file (different size)
 
     _run_every_git_command(tmp_path, ws, env, head)
@@ -269,3 +270,45 @@ def test_what_a_sandboxed_command_plants_never_runs_outside(tmp_path: Path) -> N
     if planted:  # the sandbox let the command write .git/config: plain git runs the plant
         subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
         assert "fsmonitor" in markers(tmp_path, ws)
+
+
+def test_the_users_own_global_filter_still_runs_and_a_repository_override_does_not(
+    tmp_path: Path,
+) -> None:
+    """A driver from the user's global config (git-lfs is one) is the user's: vtcode keeps it,
+    also when the repository redefines the same name, in which case the user's value wins
+    (here: the checkout of a subagent worktree smudges every file through it)."""
+    ws = make_repo(tmp_path)
+    evil = evil_program(tmp_path, ws)
+    home = tmp_path / "home-user"
+    home.mkdir()
+    user_filter = tmp_path / "user-filter"
+    user_filter.write_text(f"#!/bin/sh\necho user >> {tmp_path / 'user-ran'}\nexec cat\n")
+    user_filter.chmod(0o755)
+    (home / ".gitconfig").write_text(f'[filter "evil"]\n\tsmudge = {user_filter}\n')
+    git(ws, "config", "filter.evil.smudge", f"{evil.parent / 'evil-filter-smudge'}")
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    r = vt(ws, env, "agent", "run", "fixer", "--json", "greet")
+    assert r.returncode == 0, r.stderr
+    assert markers(tmp_path, ws) == []
+    assert (tmp_path / "user-ran").exists()
+
+
+def test_a_planted_filter_inside_a_submodule_never_runs(tmp_path: Path) -> None:
+    """`git status` checks a dirty submodule by running git inside it, under the submodule's
+    own config, which vtcode never read: vtcode's status does not look inside (dirty)."""
+    sub = make_repo(tmp_path / "sub")
+    ws = make_repo(tmp_path / "super")
+    git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "lib")
+    git(ws, "commit", "-q", "-m", "add lib")
+    evil = evil_program(tmp_path, ws)
+    config = ws / ".git/modules/lib/config"
+    config.write_text(
+        config.read_text() + f'[filter "evil"]\n\tclean = {evil.parent / "evil-filter-clean"}\n'
+    )
+    os.utime(ws / "lib/notes.txt", (1, 1))
+    r = vt(ws, {}, "handoff", "--json", "--summary", "s")
+    assert r.returncode == 0, r.stderr
+    assert markers(tmp_path, ws) == []
+    subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
+    assert "filter-clean" in markers(tmp_path, ws)  # plain git runs it
