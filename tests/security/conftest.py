@@ -1,12 +1,15 @@
-"""Fixtures of the sandbox tests: a workspace and an "outside" folder away from the temp dirs."""
+"""Fixtures of the sandbox tests: a workspace away from the temp dirs, an unprivileged user."""
 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,3 +44,63 @@ def area(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "scratch").mkdir()
     yield root
     shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class User:
+    """An unprivileged user made for one test, and a Python that user can run vtcode with."""
+
+    name: str
+    uid: int
+    gid: int
+    python: list[str]  # argv prefix: `[*python, *vtcode_args]` runs the CLI
+
+    def as_user(self, argv: list[str]) -> list[str]:
+        """`argv` run as this user (setpriv: no login, no PAM)."""
+        drop = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups"]
+        return [*drop, "--", *argv]
+
+    def argv(self, args: list[str]) -> list[str]:
+        """The vtcode CLI with `args`, as this user."""
+        return self.as_user([*self.python, *args])
+
+
+def _python_for(uid: int, gid: int) -> list[str] | None:
+    """sys.executable if the user may run it, else the system python of the same version."""
+    site_dir = next(p for p in sys.path if p.endswith("site-packages"))
+    boot = (
+        f"import site, sys; site.addsitedir({site_dir!r}); "
+        "from vtcode.cli.entry import main; main()"
+    )
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+    version = "import sys; print(sys.version_info[:2])"
+    for exe in (sys.executable, "/usr/bin/python3"):
+        proc = subprocess.run([*drop, exe, "-c", version], capture_output=True, text=True)
+        if proc.returncode == 0 and proc.stdout.strip() == str(sys.version_info[:2]):
+            return [exe, "-c", boot]
+    return None
+
+
+@pytest.fixture
+def unprivileged_user() -> Iterator[User]:
+    """A system user made with useradd for this test (removed after); skips where impossible."""
+    if os.getuid() != 0:
+        pytest.skip("making a user needs root")
+    if shutil.which("useradd") is None or shutil.which("setpriv") is None:
+        pytest.skip("no useradd or setpriv here to make and become a user")
+    name = f"vtsbx{os.getpid() % 100000}"
+    made = subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"useradd failed: {made.stderr.strip()}")
+    try:
+        info = pwd.getpwnam(name)
+        python = _python_for(info.pw_uid, info.pw_gid)
+        if python is None:
+            pytest.skip(f"no Python {sys.version_info[:2]} the new user may run")
+        yield User(name, info.pw_uid, info.pw_gid, python)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)

@@ -20,12 +20,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.exec_support import SESSION, raw_events, spawn_vtcode
-from tests.security.test_sandbox import _git, _run, _script
+from tests.exec_support import spawn_vtcode
+from tests.security.sandbox_support import probe_ancestors
+from tests.security.test_sandbox import _git, _run
 from vtcode.sandbox import Sandbox
 
 pytestmark = pytest.mark.skipif(
@@ -33,72 +33,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _outputs(stdout: str) -> list[dict[str, Any]]:
-    return [
-        json.loads(e["item"]["output"])
-        for e in raw_events(stdout)
-        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
-    ]
-
-
-def _ancestors() -> list[int]:
-    """This test's pid and every parent up to the host's init."""
-    out, pid = [], os.getpid()
-    while pid > 0:
-        out.append(pid)
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        pid = int(stat[stat.rfind(")") + 2 :].split()[1])
-    return out
-
-
-def _children(pid: int) -> list[int]:
-    kids: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        kids += [int(p) for p in (task / "children").read_text().split()]
-    return kids
-
-
 def test_a_command_sees_only_its_own_processes_and_no_ancestor(area: Path, tmp_path: Path) -> None:
-    ws = area / "ws"
     fifo = tmp_path / "pids"
-    os.mkfifo(fifo)
-    key, prompt_canary = secrets.token_hex(16), secrets.token_hex(16)
-    probe = (
-        'read -r pids < "$SBX_FIFO"; for p in $pids; do for f in environ cmdline; do '
-        'echo "$p/$f: $(tr "\\0" " " 2>&1 < /proc/$p/$f)"; done; '
-        'echo "$p/fd: $(ls /proc/$p/fd 2>&1)"; done'
-    )
-    every = 'for d in /proc/[0-9]*; do tr "\\0" " " < $d/environ; tr "\\0" " " < $d/cmdline; done'
-    listing = "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo; ps -e -o pid= | tr -d ' '"
-    script = _script(ws.parent / "script.toml", [probe, every, listing])
-    proc = spawn_vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--script", str(script), f"go {prompt_canary}"],
-        ws,
-        env={"SBX_FIFO": str(fifo), "VTCODE_CANARY_API_TOKEN": key},
-    )
-    try:
-        targets = [proc.pid, *_ancestors()]
-        # Bounded: the first command blocks on the FIFO until the pids are written.
-        with open(fifo, "w") as f:
-            targets += _children(proc.pid)  # the keeper, once the command runs
-            f.write(" ".join(map(str, targets)) + "\n")
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 0, stderr
-    outputs = _outputs(stdout)
-    text = "\n".join(o["output"] for o in outputs)
-    assert key not in text and prompt_canary not in text, text
-    for pid in targets:
-        if pid > 100:  # a namespace this small never reaches such a pid
-            for part in ("environ", "cmdline", "fd"):
-                line = next(x for x in text.splitlines() if x.startswith(f"{pid}/{part}:"))
-                assert "No such file or directory" in line, line
-    listed, ps = outputs[2]["output"].split("\n", 1)
-    pids = [int(p) for p in listed.split()]
-    assert pids and max(pids) < 20, listed  # the init, the shell, ls, grep, tr
-    assert 1 in pids and proc.pid not in pids
-    assert all(int(p) < 20 for p in ps.split()), ps
+    probe_ancestors(area / "ws", fifo, lambda args, env: spawn_vtcode(args, area / "ws", env=env))
 
 
 def test_as_root_the_command_has_no_capability(area: Path) -> None:

@@ -116,10 +116,20 @@ def child_setup(spec: ChildSpec) -> Callable[[], None]:
     nocaps = (_CapData * 2)()
 
     def setup() -> None:
+        try:
+            prepare()
+        except OSError as exc:  # said on the command's stderr; exit 125 as `env` and `nice` do
+            os.write(2, f"vtcode sandbox: {exc}\n".encode(errors="replace"))
+            os._exit(125)
+
+    def prepare() -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())  # the command is born interruptible
         _die_with_parent(libc, spec.parent)
         if spec.user_ns:
             _check(libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+            # A non-dumpable process's /proc files belong to root, its maps included: dumpable
+            # only while they are written (this keeper is outside the command's namespaces).
+            libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
             for name, text in (
                 ("setgroups", "deny"),
                 ("uid_map", f"0 {spec.uid} 1"),
@@ -130,6 +140,7 @@ def child_setup(spec: ChildSpec) -> Callable[[], None]:
                     os.write(fd, text.encode())
                 finally:
                     os.close(fd)
+            libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
         flags = _CLONE_NEWPID | _CLONE_NEWNS | (0 if spec.network else _CLONE_NEWNET)
         _check(libc.unshare(flags), "unshare(PID, mount, network namespaces)")
         alive_r, alive_w = os.pipe()
