@@ -178,7 +178,8 @@ def test_a_merge_driver_is_never_run_and_the_merge_stops(tmp_path: Path) -> None
     git(ws, "commit", "-q", "-am", "main changes the greeting")
     head = git(ws, "rev-parse", "HEAD")
     r = vt(ws, env, "worktree", "merge", name)
-    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "merge.<name>.driver), which vtcode never runs" in r.stderr
     assert markers(tmp_path, ws) == []
     assert git(ws, "rev-parse", "HEAD") == head
     assert (ws / "greeting.txt").read_text() == "hello from main\n"
@@ -312,3 +313,28 @@ def test_a_planted_filter_inside_a_submodule_never_runs(tmp_path: Path) -> None:
     assert markers(tmp_path, ws) == []
     subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
     assert "filter-clean" in markers(tmp_path, ws)  # plain git runs it
+
+
+def test_a_partial_clone_never_fetches_a_missing_object(tmp_path: Path) -> None:
+    """A repository dressed as a partial clone whose promisor remote is an `ext::` command,
+    with a blob deleted: git would run the command to fetch it lazily. vtcode's worktree
+    checkout fails instead (exit 1, no traceback) and the command never runs."""
+    ws = make_repo(tmp_path)
+    evil = evil_program(tmp_path, ws)
+    blob = git(ws, "rev-parse", "HEAD:greeting.txt").strip()
+    (ws / ".git/objects" / blob[:2] / blob[2:]).unlink()
+    for key, value in (
+        ("core.repositoryFormatVersion", "1"),
+        ("extensions.partialClone", "ext"),
+        ("remote.ext.promisor", "true"),
+        ("remote.ext.url", f"ext::{evil.parent / 'evil-ext-remote'}"),
+        ("protocol.ext.allow", "always"),
+    ):
+        git(ws, "config", key, value)
+    r = vt(ws, {}, "agent", "run", "fixer", "greet")
+    assert r.returncode == 1 and "git worktree add" in r.stderr and "Traceback" not in r.stderr
+    r = vt(ws, {}, "handoff", "--json", "--summary", "s")
+    assert r.returncode == 0, r.stderr
+    assert markers(tmp_path, ws) == []
+    subprocess.run(["git", "cat-file", "-p", blob], cwd=ws, capture_output=True, check=False)
+    assert "ext-remote" in markers(tmp_path, ws)  # plain git runs it

@@ -248,10 +248,14 @@ def merge_worktree(workspace: Path, name: str, *, keep: bool = False) -> dict[st
             )
         lines = (proc.stderr or proc.stdout).strip().splitlines()
         detail = " ".join(lines[-2:]) if lines else f"git exited {proc.returncode}"
-        raise WorktreeError(
-            f"git merge {wt.branch} refused: {detail}",
-            hint="commit or stash your own changes first (the worktree is kept)",
-        )
+        hint = "commit or stash your own changes first (the worktree is kept)"
+        if "internal merge" in proc.stderr:  # a merge driver vtcode's git never runs
+            hint = (
+                "a file's merge attribute names a driver from the repository's config "
+                f"(merge.<name>.driver), which vtcode never runs: git merge {wt.branch} by hand "
+                "(the worktree is kept)"
+            )
+        raise WorktreeError(f"git merge {wt.branch} refused: {detail}", hint=hint)
     merged = _run(["rev-parse", "HEAD"], root, "git rev-parse").strip()
     adopted: list[str] = []
     if not keep:
