@@ -149,7 +149,9 @@ def test_task_toml_writes_out_every_field(task: Task) -> None:
     assert raw.keys() >= REQUIRED_KEYS, f"missing {REQUIRED_KEYS - raw.keys()}"
     assert task.id == task.folder.name
     assert len([t for t in task.spec.tags if t in LEVELS]) == 1, "exactly one difficulty tag"
-    assert task.spec.check == ["python3", "check.py"] and (task.folder / "check.py").is_file()
+    # -I: the checker's own imports come from the stdlib, never from the agent's workspace
+    assert task.spec.check == ["python3", "-I", "check.py"]
+    assert (task.folder / "check.py").is_file()
     assert any(task.reference_dir.rglob("*")), "a reference solution beside the task"
     assert task.spec.prompt == task.spec.prompt.strip() and len(task.spec.prompt) < 1200
 
@@ -178,6 +180,48 @@ def test_checker_rejects_a_near_miss(task_id: str, tmp_path: Path) -> None:
     _overlay(workspace, NEAR_MISSES[task_id])
     result = run_check(task, workspace)
     assert not result.passed, f"{task_id}: a near miss passes:\n{result.output}"
+
+
+# Modules the checkers (and unittest, runpy) import, planted in the workspace as code that ends
+# the process with status 0 the moment it is imported.
+SHADOWS = ["json", "subprocess", "re", "pathlib", "csv", "ast", "tempfile", "shutil", "unittest",
+           "runpy", "contextlib", "traceback", "sitecustomize", "usercustomize"]  # fmt: skip
+EXIT_0 = {".py": "import os\nos._exit(0)\n", ".sh": "exit 0\n"}
+
+
+@pytest.mark.parametrize("task_id", ["fix-off-by-one", "rename-symbol", "csv-sum", "add-cli-flag"])
+def test_a_workspace_module_named_like_the_stdlib_cannot_fake_a_pass(
+    task_id: str, tmp_path: Path
+) -> None:
+    task = TASKS[task_id]
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    _overlay(workspace, {f"{name}.py": EXIT_0[".py"] for name in SHADOWS})
+    result = run_check(task, workspace)
+    assert not result.passed, result.output
+
+
+@pytest.mark.parametrize(
+    "task",
+    [t for t in SUITE.tasks if any(p.suffix in EXIT_0 for p in t.reference_dir.rglob("*"))],
+    ids=lambda t: t.id,
+)
+def test_code_that_exits_0_when_run_fails_the_check(task: Task, tmp_path: Path) -> None:
+    """Every program the reference adds or changes, replaced by one that exits 0 at once: a
+    checker that trusted exit statuses alone would pass it; each must ask for real output."""
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    apply_reference(task, workspace)
+    _overlay(
+        workspace,
+        {
+            p.relative_to(task.reference_dir).as_posix(): EXIT_0[p.suffix]
+            for p in task.reference_dir.rglob("*")
+            if p.suffix in EXIT_0
+        },
+    )
+    result = run_check(task, workspace)
+    assert not result.passed, result.output
 
 
 def test_log_needle_prints_100k_lines_with_one_error(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """failing-test: the visible tests pass, and parse_duration is right on hidden cases too."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -25,6 +26,14 @@ def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
 
+def tests_passed(run: subprocess.CompletedProcess[str], at_least: int) -> bool:
+    """unittest's own verdict: exit 0, "Ran N tests" with N >= at_least, and its "OK" line (an
+    exit status alone could come from code that ends the process early)."""
+    ran = re.search(r"^Ran (\d+) tests? in ", run.stderr, re.MULTILINE)
+    ok = re.search(r"^OK\b", run.stderr, re.MULTILINE) is not None
+    return run.returncode == 0 and ok and ran is not None and int(ran.group(1)) >= at_least
+
+
 def main() -> int:
     try:
         tests = run([sys.executable, "-m", "unittest", "test_duration"])
@@ -32,7 +41,7 @@ def main() -> int:
     except subprocess.TimeoutExpired:
         print("FAIL: a run did not finish within 30 s")
         return 1
-    if tests.returncode != 0:
+    if not tests_passed(tests, 6):
         print(f"FAIL: python3 -m unittest test_duration failed:\n{tests.stderr[-1500:]}")
         return 1
     if probe.returncode != 0:

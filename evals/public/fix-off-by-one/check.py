@@ -1,6 +1,7 @@
 """fix-off-by-one: the visible tests pass and sum_to is right on cases the tests do not show."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -9,6 +10,14 @@ HIDDEN = {0: 0, 1: 1, 2: 3, 7: 28, 10: 55, 100: 5050, 1000: 500500}
 
 def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+
+
+def tests_passed(run: subprocess.CompletedProcess[str], at_least: int) -> bool:
+    """unittest's own verdict: exit 0, "Ran N tests" with N >= at_least, and its "OK" line (an
+    exit status alone could come from code that ends the process early)."""
+    ran = re.search(r"^Ran (\d+) tests? in ", run.stderr, re.MULTILINE)
+    ok = re.search(r"^OK\b", run.stderr, re.MULTILINE) is not None
+    return run.returncode == 0 and ok and ran is not None and int(ran.group(1)) >= at_least
 
 
 def main() -> int:
@@ -25,7 +34,7 @@ def main() -> int:
     except subprocess.TimeoutExpired:
         print("FAIL: a run did not finish within 30 s")
         return 1
-    if tests.returncode != 0:
+    if not tests_passed(tests, 3):
         print(
             f"FAIL: python3 -m unittest test_sum exited {tests.returncode}:\n{tests.stderr[-1500:]}"
         )

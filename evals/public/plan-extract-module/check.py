@@ -59,6 +59,14 @@ def imported_from(module: ast.Module, source: str) -> set[str]:
     return names
 
 
+def tests_passed(run: subprocess.CompletedProcess[str], at_least: int) -> bool:
+    """unittest's own verdict: exit 0, "Ran N tests" with N >= at_least, and its "OK" line (an
+    exit status alone could come from code that ends the process early)."""
+    ran = re.search(r"^Ran (\d+) tests? in ", run.stderr, re.MULTILINE)
+    ok = re.search(r"^OK\b", run.stderr, re.MULTILINE) is not None
+    return run.returncode == 0 and ok and ran is not None and int(ran.group(1)) >= at_least
+
+
 def check_layout() -> int:
     rows, report = tree("rows.py"), tree("report.py")
     if rows is None:
@@ -94,13 +102,13 @@ def check_behaviour() -> int:
     if got != CLI_OUTPUT:
         return fail(f"python3 cli.py sales.txt printed {got}, expected {CLI_OUTPUT}")
     tests = run([sys.executable, "-m", "unittest", "test_report"])
-    if tests.returncode != 0:
-        return fail(f"python3 -m unittest test_report failed:\n{tests.stderr[-1500:]}")
-    ran = re.search(r"Ran (\d+) tests?", tests.stderr)
-    if not ran or int(ran.group(1)) < 3:
-        return fail("test_report.py lost tests (3 were given)")
+    if not tests_passed(tests, 3):
+        return fail(
+            f"python3 -m unittest test_report failed or lost tests (3 were given):\n"
+            f"{tests.stderr[-1500:]}"
+        )
     probe = run([sys.executable, "-c", PROBE])
-    if probe.returncode != 0:
+    if probe.returncode != 0 or "probe ok" not in probe.stdout:
         lines = probe.stderr.strip().splitlines()
         return fail(f"hidden cases: {lines[-1] if lines else 'the probe failed'}")
     return 0

@@ -112,6 +112,14 @@ def check_cli() -> int:
     return 0
 
 
+def tests_passed(run: subprocess.CompletedProcess[str], at_least: int) -> bool:
+    """unittest's own verdict: exit 0, "Ran N tests" with N >= at_least, and its "OK" line (an
+    exit status alone could come from code that ends the process early)."""
+    ran = re.search(r"^Ran (\d+) tests? in ", run.stderr, re.MULTILINE)
+    ok = re.search(r"^OK\b", run.stderr, re.MULTILINE) is not None
+    return run.returncode == 0 and ok and ran is not None and int(ran.group(1)) >= at_least
+
+
 def check_tests() -> int:
     run = subprocess.run(
         [sys.executable, "-m", "unittest", "-v", "test_todo"],
@@ -119,11 +127,11 @@ def check_tests() -> int:
         text=True,
         timeout=60,
     )
-    if run.returncode != 0:
-        return fail(f"python3 -m unittest test_todo failed:\n{run.stderr[-1500:]}")
-    ran = re.search(r"Ran (\d+) tests?", run.stderr)
-    if not ran or int(ran.group(1)) < 3:
-        return fail("test_todo.py has no new test (expected more than the 2 given)")
+    if not tests_passed(run, 3):
+        return fail(
+            "python3 -m unittest test_todo failed, or has no new test (more than the 2 given):"
+            f"\n{run.stderr[-1500:]}"
+        )
     text = (WORKSPACE / "test_todo.py").read_text(encoding="utf-8")
     if "done" not in text:
         return fail("no test in test_todo.py exercises the done command")

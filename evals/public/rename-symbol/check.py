@@ -5,6 +5,7 @@ mentions calc_total any more, main.py prints what it printed before, the visible
 and the renamed function still computes the same totals.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,14 @@ print("probe ok")
 
 def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+
+
+def tests_passed(run: subprocess.CompletedProcess[str], at_least: int) -> bool:
+    """unittest's own verdict: exit 0, "Ran N tests" with N >= at_least, and its "OK" line (an
+    exit status alone could come from code that ends the process early)."""
+    ran = re.search(r"^Ran (\d+) tests? in ", run.stderr, re.MULTILINE)
+    ok = re.search(r"^OK\b", run.stderr, re.MULTILINE) is not None
+    return run.returncode == 0 and ok and ran is not None and int(ran.group(1)) >= at_least
 
 
 def main() -> int:
@@ -53,10 +62,10 @@ def main() -> int:
     if got != MAIN_OUTPUT:
         print(f"FAIL: python3 main.py printed {got}, expected {MAIN_OUTPUT}")
         return 1
-    if tests.returncode != 0:
+    if not tests_passed(tests, 3):
         print(f"FAIL: python3 -m unittest test_shop failed:\n{tests.stderr[-1500:]}")
         return 1
-    if probe.returncode != 0:
+    if probe.returncode != 0 or "probe ok" not in probe.stdout:
         lines = probe.stderr.strip().splitlines()
         print(f"FAIL: {lines[-1] if lines else 'the probe failed'}")
         return 1
