@@ -41,7 +41,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass

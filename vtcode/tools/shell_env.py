@@ -56,7 +56,7 @@ RUNS_CODE = (
     "SHELLOPTS",
     "PROMPT_COMMAND",
     "PS[0-4]",
-    "IFS",
+    "EXECIGNORE",
     "HOME",  # ~/.gitconfig, ~/.bashrc, ... come from HOME
     "XDG_*",
     "ZDOTDIR",
@@ -83,7 +83,10 @@ RUNS_CODE = (
     "LUA_*",
     "SSH_*",
     "GNUPGHOME",
-    "*CONFIG*",  # RIPGREP_CONFIG_PATH, WGETRC-like config pointers, GIT_CONFIG_*
+    "*CONF*",  # OPENSSL_CONF, KUBECONFIG, AWS_CONFIG_FILE, NPM_CONFIG_*, GIT_CONFIG_*...
+    "OPENSSL_*",
+    "DYLD_*",
+    "*WRAPPER",
     "*RC",
     "TERMINFO*",
 )
