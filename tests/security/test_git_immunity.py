@@ -235,21 +235,27 @@ def test_a_config_defined_hook_is_refused(tmp_path: Path) -> None:
 
 
 SANDBOX_PLANTS = [
+    # Straight into .git/ (the sandbox keeps config, hooks/ and info/ read-only: refused)...
     "git config core.fsmonitor {evil}",
     "printf '#!/bin/sh\\n{evil}\\n' > .git/hooks/post-checkout",
     "chmod +x .git/hooks/post-checkout",
-    "git config filter.evil.clean {evil} && git config filter.evil.smudge {evil}",
+    # ...and through a config file the repository includes from the workspace (writable).
+    'printf \'[core]\\n\\tfsmonitor = {evil}\\n[filter "evil"]\\n\\tclean = {evil}\\n'
+    "\\tsmudge = {evil}\\n' > team.gitconfig",
 ]
 
 
 def test_what_a_sandboxed_command_plants_never_runs_outside(tmp_path: Path) -> None:
     """The issue's attack end to end: `exec_command` (in the sandbox, workspace-write) plants
-    settings in `.git/`; vtcode's next handoff and worktree run none of them."""
+    settings, here through a team config file the repository includes (`include.path =
+    ../team.gitconfig`, a common pattern) that the sandbox can write; vtcode's next handoff
+    and worktree run none of them, while plain git does."""
     from vtcode.sandbox import Sandbox
 
     if not Sandbox().available:
         pytest.skip("no Landlock + namespaces on this machine")
     ws = make_repo(tmp_path)
+    git(ws, "config", "include.path", "../team.gitconfig")
     evil = evil_program(tmp_path, ws)
     run = str(evil.parent / "evil-fsmonitor")  # any row's wrapper: it records "fsmonitor"
     script = tmp_path / "plant.toml"
@@ -261,16 +267,15 @@ def test_what_a_sandboxed_command_plants_never_runs_outside(tmp_path: Path) -> N
     (script).write_text("\n".join([*lines, "", "[[turn]]", 'text = "Done."']) + "\n")
     r = vt(ws, {}, "exec", "--script", str(script), "plant")
     assert r.returncode == 0, r.stderr
-    planted = "fsmonitor" in (ws / ".git/config").read_text()
+    assert "fsmonitor" in (ws / "team.gitconfig").read_text()
     (ws / "notes.txt").write_text("notes, edited\n")
     r = vt(ws, {}, "handoff", "--json", "--summary", "s")
     assert r.returncode == 0 and "notes.txt" in orjson.loads(r.stdout)["modified_files"]
     r = vt(ws, {}, "agent", "run", "fixer", "--json", "greet")
     assert r.returncode == 0, r.stderr
     assert markers(tmp_path, ws) == []
-    if planted:  # the sandbox let the command write .git/config: plain git runs the plant
-        subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
-        assert "fsmonitor" in markers(tmp_path, ws)
+    subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
+    assert "fsmonitor" in markers(tmp_path, ws)  # the plant is live for plain git
 
 
 def test_the_users_own_global_filter_still_runs_and_a_repository_override_does_not(
