@@ -83,6 +83,19 @@ _PREFIXES: dict[str, tuple[frozenset[str], int]] = {
     "flock": (frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), 1),
     "watch": (frozenset({"-n", "--interval", "-d"}), 0),
 }
+_VARIABLE_NODES = frozenset(
+    [
+        "variable_assignment",
+        "subscript",
+        "arithmetic_expansion",
+        "c_style_for_statement",
+        "compound_statement",
+        "expansion",
+        "binary_expression",
+        "unary_expression",
+        "for_statement",
+    ]
+)
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _SHELL_VALUE_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
@@ -192,7 +205,10 @@ class _Walker:
 
     def _variables(self, node: tree_sitter.Node) -> None:
         """Assignments and arithmetic evaluations (see `VarFlow`) the parser shows as nodes."""
-        kind, part = node.type, _text(node)
+        kind = node.type
+        if kind not in _VARIABLE_NODES:
+            return
+        part = _text(node)
         if kind == "variable_assignment":
             target = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
@@ -354,6 +370,8 @@ class _Walker:
         self._apply(screen_program(name, [w.value for w in args]), src)
 
     def _apply(self, found: Findings, src: tree_sitter.Node) -> None:
+        if not (found.unresolved or found.writes or found.confined):
+            return
         part = _text(src)
         for why in found.unresolved:
             self._flag(part, why)
