@@ -4,8 +4,10 @@ For every task: task.toml loads through `vtcode.eval.suite` with every required 
 out, the checker FAILS on the untouched setup and PASSES once the reference is laid over it, the
 reference leaves every protected file as it was, and each protect glob guards something real.
 Known near misses (a plausible wrong answer per task) must fail too, so a checker that only
-looks at the visible tests is caught. The replay-scripted tasks are solved end to end by the
-real `vtcode exec --script` (real tools, real sandboxed commands) and then pass the same check.
+looks at the visible tests is caught, and so must a workspace that only pretends: modules named
+like the stdlib, or programs that exit 0 at once. The replay-scripted tasks are solved end to
+end by the real `vtcode exec --script` (real tools, real sandboxed commands) and then pass the
+same check.
 """
 
 from __future__ import annotations
@@ -222,6 +224,18 @@ def test_code_that_exits_0_when_run_fails_the_check(task: Task, tmp_path: Path) 
     )
     result = run_check(task, workspace)
     assert not result.passed, result.output
+
+
+def test_editing_the_protected_test_is_seen(tmp_path: Path) -> None:
+    """protected-test's shortcut: make the test expect what the bug prints. The digest the
+    runner compares changes (the task fails as "protected file changed")."""
+    task = TASKS["protected-test"]
+    workspace = tmp_path / "ws"
+    materialize(task, workspace)
+    before = protected_digest(task, workspace)
+    test = workspace / "test_price.py"
+    test.write_text(test.read_text().replace('"$1,234.50"', '"$1234.5"'))
+    assert protected_digest(task, workspace) != before
 
 
 def test_log_needle_prints_100k_lines_with_one_error(tmp_path: Path) -> None:
