@@ -102,6 +102,16 @@ NEAR_MISSES: dict[str, dict[str, str]] = {
         "rows.py": "def parse_line(line):\n    return None\n\n\n"
         "def format_row(name, qty, price):\n    return ''\n"
     },
+    "fix-typo": {  # every typo fixed, and a heading lost on the way
+        "README.md": "# inbox\n\nA tiny service that lets you receive messages from other "
+        "services.\n\n## Usage\n\nStart it with `python3 -m inbox`. Each client can receive "
+        "up to 100 messages per minute;\nmessages you do not receive within a day are dropped.\n\n"
+        "Services need a simple place to receive and store notes.\n"
+    },
+    "add-requirement": {  # appended, not sorted in
+        "requirements.txt": "attrs>=23.1\nclick>=8.1\nhttpx>=0.27\nrich>=13.7\nurllib3>=2.0\n"
+        "requests>=2.31\n"
+    },
     "fix-import": {"helpers.py": "from textutils import slugify\n"},
     "write-function": {  # additive only: 4 -> IIII
         "roman.py": "def to_roman(n):\n    if not 1 <= n <= 3999:\n        raise ValueError(n)\n"
