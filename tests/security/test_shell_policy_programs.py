@@ -48,6 +48,10 @@ ESCAPES = [
     ("awk -e 'BEGIN { system(\"touch pwned\") }'", False),
     ("awk --source='BEGIN { system(\"x\") }'", False),
     ("mawk -W exec prog.awk", False),
+    ("awk -fprog.awk seed", False),
+    ("tar --remove-files -cf a.tar seed", False),
+    ("less -kkeys seed", False),
+    ("bash --rcfile ./rc -ic true", False),
     ("sort --compress-program='touch pwned' seed", False),
     ("sort --compress-p=x seed", False),
     ("less '+!touch pwned' seed", False),
@@ -128,6 +132,8 @@ def test_program_escapes_fall_outside_the_allow_rule(ws: Path, line: str, runs_h
         subprocess.run(["bash", "-c", line], cwd=ws, capture_output=True, timeout=30, check=False)
         assert (ws / "pwned").exists(), f"{line!r} did not run the command here"
     allow = [f"exec_command({_name(line)} *)", "exec_command(tar *)", "exec_command(ls *)"]
+    if _name(line) == "bash":
+        allow.append("exec_command(true *)")
     decision, reason = check(ws, line, allow=allow)
     assert decision is Decision.ASK, reason
     decision, reason = check(ws, line, allow=allow, deny=[DENY_RM])

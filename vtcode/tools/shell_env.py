@@ -150,11 +150,23 @@ class VarFlow:
     uncovered: list[tuple[str, str]] = field(default_factory=list)
     unknown: set[str] = field(default_factory=set)  # set in the line to an unknown value
     arith: dict[str, str] = field(default_factory=dict)  # name -> the part that evaluates it
+    integer: set[str] = field(default_factory=set)  # `declare -i`: assignments are arithmetic
+    values: list[tuple[str, str, str]] = field(default_factory=list)  # (name, value text, part)
 
-    def assign(self, name: str, value: str | None, part: str, *, code_value: bool = False) -> None:
-        """`name` (maybe `a[sub]`) is set to `value` (None: unknown) by `part`; `code_value`:
-        the value is itself re-read as shell code (a quoted `declare` operand)."""
+    def assign(
+        self,
+        name: str,
+        value: str | None,
+        part: str,
+        *,
+        code_value: bool = False,
+        text: str | None = None,
+    ) -> None:
+        """`name` (maybe `a[sub]`) is set to `value` (None: unknown, `text` as written) by
+        `part`; `code_value`: the value is itself re-read as shell code (a quoted `declare`
+        operand)."""
         base = self.name(name, part)
+        self.values.append((base, value if value is not None else text or "", part))
         if runs_code(base):
             self.unresolved.append(
                 (part, f"setting `{base}` can make a later command run a program")
@@ -204,6 +216,9 @@ class VarFlow:
             )  # an integer: arithmetic-safe
 
     def finish(self) -> None:
+        for name, text, part in self.values:  # `declare -i n; n=x` evaluates x
+            if name in self.integer:
+                self.arithmetic(text, part)
         for name in sorted(self.unknown & self.arith.keys()):
             self.unresolved.append(
                 (
@@ -224,6 +239,8 @@ def screen_builtin(name: str, values: Values, flow: VarFlow, part: str) -> Findi
         i = 0
         while i < len(values):
             v = values[i]
+            if v is not None and v[:2] in takes_value and len(v) > 2:  # `printf -vNAME`
+                v, values = v[:2], [*values[:i], v[:2], v[2:], *values[i + 1 :]]
             if v in takes_value and i + 1 < len(values):
                 if v in names_value:
                     flow.operand(values[i + 1], part, assigned=name not in ("test", "["))

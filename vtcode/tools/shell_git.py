@@ -81,7 +81,7 @@ _CLONE_VALUE = frozenset(
         "separate-git-dir",
     ]
 )
-_TRANSPORT = re.compile(r"(?:\A|[^A-Za-z0-9])(?:ext|fd)::")
+_TRANSPORT = re.compile(r"(?:\A|[^A-Za-z0-9])(?:ext|fd)::", re.IGNORECASE)
 
 
 def screen_git(args: Values) -> Findings:

@@ -216,6 +216,7 @@ class _Walker:
                 _text(target) if target is not None else part.split("=", 1)[0],
                 None if value is None else _word(value).value,
                 part,
+                text=None if value is None else _text(value),
             )
         elif kind == "subscript":
             index = node.child_by_field_name("index")
@@ -229,6 +230,8 @@ class _Walker:
             inner = part[2:-1]
             if inner.startswith("!") or re.match(r"\A\w+:(?![-=+?])", inner):
                 self.vars.arithmetic(inner.lstrip("!"), part)
+            elif m := re.match(r"\A([A-Za-z_]\w*(?:\[[^\]]*\])?):?=", inner):  # ${X:=v}
+                self.vars.assign(m.group(1), None, part, text=inner[m.end() :])
         elif kind == "binary_expression" and any(
             c.type == "test_operator" and _text(c) in _ARITH_TESTS for c in node.children
         ):
@@ -258,7 +261,7 @@ class _Walker:
             if kind in ("variable_name", "variable_assignment"):
                 if "i" in flags:
                     target = child.child_by_field_name("name") or child
-                    self.vars.arith.setdefault(_text(target).split("[", 1)[0], part)
+                    self.vars.integer.add(_text(target).split("[", 1)[0])
                 continue  # an assignment node is screened when it is walked
             if kind == "word" and _text(child).startswith(("-", "+")):
                 continue
@@ -439,6 +442,8 @@ class _Walker:
             if v is None:
                 break
             if v in _SHELL_VALUE_OPTS:
+                if v in ("--rcfile", "--init-file"):
+                    self._flag(_text(src), f"`{v}` makes the shell run a file's code first")
                 i += 2
             elif v == "--":
                 i += 1

@@ -65,6 +65,8 @@ _TAR_RUNS = (
 _TAR_WRITES = ("index-file", "listed-incremental", "volno-file")
 _TAR_VALUE = frozenset("bCfFgHIKLNTVX")
 _TAR_MODES = (
+    "remove-files",
+    "delete",
     "create",
     "append",
     "update",
@@ -113,6 +115,9 @@ def _tar(args: list[str]) -> Findings:
     creates = bool(opts & {"-c", "-r", "-u", "-A", "--create", "--append", "--update",
                            "--catenate", "--concatenate"})  # fmt: skip
     extracts = bool(opts & {"-x", "--extract", "--get"})
+    if "--remove-files" in opts:
+        out.runs("`tar --remove-files` deletes the files it archives")
+    creates = creates or "--delete" in opts
     for opt, value in pairs:
         if opt in ("-I", "-F", "-P") or opt[2:] in _TAR_RUNS:
             out.runs(f"`tar {opt}` runs a program or writes outside the target folder")
@@ -298,7 +303,9 @@ def _awk(args: list[str]) -> Findings:
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("-f", "-E", "-i", "-l", "-W") or abbreviates(a, "file", "exec", "include", "load"):
+        if a[:2] in ("-f", "-E", "-i", "-l", "-W") or abbreviates(
+            a, "file", "exec", "include", "load"
+        ):
             out.runs("`awk -f/-E/-i/-l/-W` runs awk code or a library the policy cannot see")
         if a in ("-e", "--source") or abbreviates(a, "source"):
             value, i = option_value(args, i)
@@ -307,6 +314,11 @@ def _awk(args: list[str]) -> Findings:
         if a in ("-v", "-F", "-f", "-E", "-i", "-l", "-W"):
             i += 2
             continue
+        if a[:2] in ("-o", "-p", "-d") or abbreviates(
+            a, "profile", "pretty-print", "dump-variables"
+        ):
+            value = a[2:] if a[:2] in ("-o", "-p", "-d") else a.partition("=")[2]
+            out.writes.append(value)  # gawk's optional file argument is always attached
         if a == "--" or not a.startswith("-"):
             rest = args[i + 1 :] if a == "--" else args[i:]
             if not programs and rest:
@@ -341,6 +353,8 @@ def _pager(args: list[str]) -> Findings:
     out = Findings()
     if any(a.startswith("+") for a in args):
         out.runs("a `+command` for the pager runs at start (`!cmd` runs a shell)")
+    if any(a.startswith("-k") or abbreviates(a, "lesskey-file", "lesskey-src") for a in args):
+        out.runs("a lesskey file can set LESSOPEN, a program less runs")
     return out
 
 
