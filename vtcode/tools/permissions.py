@@ -11,13 +11,17 @@ against the call's *primary argument*:
   written, words after quote removal (`r''m` -> `rm`). A deny/ask rule matches when *any*
   command matches, an allow rule only when *every* command does with literal arguments.
 - exec_command only: a part the parser cannot resolve (a variable or substitution as command
-  name, `eval`, `source`, `find -exec/-delete`, `git -c alias.x=!cmd`, unparsable input, an
-  unknown argument of a command a deny rule constrains) is denied when a deny rule names the
-  tool, and never allowed. A write redirect (`>`, `>>`, `&>`, `>|`, `<>`; `/dev/null`,
-  `/dev/std*`, `/dev/fd/N` exempt) is a write to its target, resolved against `workdir`: inside
-  the workspace the write_file deny rules apply; outside it the target gets write_file's whole
-  verdict, and an `exec_command(pattern)` allow rule covers the line only if a write_file rule
-  allows that target.
+  name, `eval`, `source`, `find -exec/-delete`, a git option or setting that runs a program,
+  an evaluated array subscript, a code-running variable such as `GIT_SSH_COMMAND` or
+  `BASH_ENV`, `cd`/`git -C` out of the workspace, unparsable input, an unknown argument of a
+  command a deny rule constrains; see `shell_parse`, `shell_git`, `shell_programs`,
+  `shell_env`) is denied when a deny rule names the tool, and never allowed; setting any other
+  variable outside a small safe list keeps allow rules off without denying. A write redirect
+  (`>`, `>>`, `&>`, `>|`, `<>`; `/dev/null`, `/dev/std*`, `/dev/fd/N` exempt) or option
+  (`git log --output`, `sed -i`, `tee`, ...) is a write to its target, resolved against
+  `workdir`: inside the workspace the write_file deny rules apply; outside it the target gets
+  write_file's whole verdict, and an `exec_command(pattern)` allow rule covers the line only if
+  a write_file rule allows that target.
 - path tools (`read_file`, `write_file`, `list_files`, `grep`: `path`; `apply_patch`: every path
   the patch names): a gitignore-style glob on the workspace-relative path: `*` stays within one
   folder, `**` crosses folders, `src/**` matches `src` and everything below it, and a pattern
