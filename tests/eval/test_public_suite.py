@@ -112,6 +112,7 @@ NEAR_MISSES: dict[str, dict[str, str]] = {
         "requirements.txt": "attrs>=23.1\nclick>=8.1\nhttpx>=0.27\nrich>=13.7\nurllib3>=2.0\n"
         "requests>=2.31\n"
     },
+    "git-find-commit": {"answer.txt": "78d6266\n"},  # the README commit: the same two ports
     "fix-import": {"helpers.py": "from textutils import slugify\n"},
     "write-function": {  # additive only: 4 -> IIII
         "roman.py": "def to_roman(n):\n    if not 1 <= n <= 3999:\n        raise ValueError(n)\n"
