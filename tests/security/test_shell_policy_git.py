@@ -90,6 +90,10 @@ GIT_ESCAPES = [
     "git clone -c core.fsmonitor=x origin dest",
     "git clone --config=core.hooksPath=/tmp/h origin dest",
     "git log $X",
+    "git fetch * .",
+    "git fetch {--upload-pack=x,origin}",
+    "git apply --unsafe-paths p.diff",
+    "export {PATH,X}=/tmp; git status",
     'git log "$(cat args)"',
     # environment prefixes and assignments, for git and for every other command
     "GIT_SSH_COMMAND='touch pwned' git fetch origin",
@@ -197,6 +201,8 @@ GIT_BENIGN = [
     "git grep -n foo",
     "git bisect start",
     "git submodule update --init",
+    "git add ./*.py",
+    "git add -- *.py",
 ]
 
 # option-form writes: like redirections, outside the workspace they need write_file permission
@@ -216,6 +222,7 @@ OPTION_WRITES = [
     "git clone https://example.com/r.git {outside}",
     "git -C sub log --output=../../outside.txt",
     "git config --file {outside} user.name x",
+    "git submodule add -b main https://example.com/r.git {outside}",
     "find . -fprint {outside}",
 ]
 
@@ -277,6 +284,17 @@ def test_option_writes_outside_are_judged_like_redirects(ws: Path, line: str) ->
     assert decision is Decision.ALLOW, reason
     inside = line.format(outside="inside.txt").replace("../../outside.txt", "../inside.txt")
     assert check(ws, inside, allow=allow)[0] is Decision.ALLOW
+
+
+def test_a_glob_can_expand_to_an_option(tmp_path: Path) -> None:
+    """A file named `--upload-pack=...` makes `git fetch *` run it (checked with real git)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "--upload-pack=touch pwned;false").write_text("")
+    subprocess.run(["bash", "-c", "git fetch * ."], cwd=tmp_path, capture_output=True, timeout=30)
+    assert (tmp_path / "pwned").exists()
+    decision, reason = check(tmp_path, "git fetch * .", allow=[ALLOW_GIT])
+    assert decision is Decision.ASK
+    assert "could expand to an option" in reason
 
 
 # --- the eight parser tricks (issue 23.5), each run by real bash first ---------------------------

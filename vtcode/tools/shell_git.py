@@ -172,8 +172,8 @@ def _subcommand(sub: str, args: list[str], out: Findings) -> None:
     elif sub == "submodule":
         if "foreach" in positionals:
             out.runs("`git submodule foreach` runs a command")
-        elif positionals[:1] == ["add"] and len(positionals) >= 3:
-            out.writes.append(positionals[2])
+        elif positionals[:1] == ["add"]:
+            _after_values(args, {"-b", "--branch", "--name", "--reference", "--depth"}, 2, out)
     elif sub == "grep" and (
         any(abbreviates(a, "open-files-in-pager") for a in args) or any("O" in b for b in bundles)
     ):
@@ -193,8 +193,25 @@ def _subcommand(sub: str, args: list[str], out: Findings) -> None:
         out.writes.append(positionals[-1])
     elif sub == "checkout-index":
         out.writes += [a.split("=", 1)[1] for a in args if a.startswith("--prefix=")]
+    elif sub == "apply" and any(abbreviates(a, "unsafe-paths") for a in args):
+        out.runs("`git apply --unsafe-paths` writes outside the repository")
     elif sub == "merge-file" and positionals and not {"-p", "--stdout"} & set(args):
         out.writes.append(positionals[0])
+
+
+def _after_values(args: list[str], takes_value: set[str], index: int, out: Findings) -> None:
+    """Write the positional at `index` (options and their values skipped)."""
+    positionals: list[str] = []
+    j = 0
+    while j < len(args):
+        if args[j] in takes_value:
+            j += 2
+            continue
+        if not args[j].startswith("-"):
+            positionals.append(args[j])
+        j += 1
+    if len(positionals) > index:
+        out.writes.append(positionals[index])
 
 
 def _short_write(args: list[str], letter: str, out: Findings) -> None:

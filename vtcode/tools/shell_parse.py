@@ -31,7 +31,7 @@ import tree_sitter_bash
 
 from vtcode.tools.shell_env import VarFlow, screen_builtin
 from vtcode.tools.shell_facts import Findings
-from vtcode.tools.shell_programs import screen_program
+from vtcode.tools.shell_programs import KNOWN_PROGRAMS, screen_program
 from vtcode.tools.shell_words import Word as _Word
 from vtcode.tools.shell_words import heredoc_text as _heredoc_text
 from vtcode.tools.shell_words import herestring_text as _herestring_text
@@ -265,9 +265,10 @@ class _Walker:
                 continue  # an assignment node is screened when it is walked
             if kind == "word" and _text(child).startswith(("-", "+")):
                 continue
-            value = _word(child).value
-            if value is None:
-                self._flag(part, "a declaration operand only known at run time")
+            operand = _word(child)
+            value = operand.value if operand.literal else None
+            if value is None:  # `export {PATH,X}=/tmp` and `P[A]TH=x` expand to names
+                self._flag(part, "a declaration operand only known at run time (or expanded)")
             elif "=" in value:
                 key, _, rhs = value.partition("=")
                 self.vars.assign(key, rhs, part, code_value=kind != "word")
@@ -369,8 +370,15 @@ class _Walker:
         elif name in _PREFIXES:
             self._prefix(name, args, stdin, depth, src)
         else:
-            self._apply(screen_builtin(name, [w.value for w in args], self.vars, _text(src)), src)
+            names = [w.value if w.literal else None for w in args]  # `read P[A]TH` globs
+            self._apply(screen_builtin(name, names, self.vars, _text(src)), src)
         self._apply(screen_program(name, [w.value for w in args]), src)
+        if name in KNOWN_PROGRAMS and any(_may_be_option(w) for w in _before_dashes(args)):
+            self._flag(
+                _text(src),
+                f"a glob or brace expansion of `{name}` could expand to an option (a file named "
+                "`--upload-pack=...`); write `./*` or put it after `--`",
+            )
 
     def _apply(self, found: Findings, src: tree_sitter.Node) -> None:
         if not (found.unresolved or found.writes or found.confined):
@@ -468,6 +476,16 @@ class _Walker:
                 self.script(stdin, depth + 1)
         elif args[i].value is None:
             self._flag(_text(src), "a shell script path that is not a literal")
+
+
+def _before_dashes(args: list[_Word]) -> list[_Word]:
+    ends = next((i for i, w in enumerate(args) if w.value == "--"), len(args))
+    return args[:ends]
+
+
+def _may_be_option(word: _Word) -> bool:
+    """An unquoted glob or brace at the start of a word can expand to `-...`."""
+    return not word.literal and word.value is not None and word.text[:1] in ("*", "?", "[", "{")
 
 
 def _has_opt(args: list[_Word], *opts: str) -> bool:

@@ -372,3 +372,4 @@ _SCREENS: dict[str, Callable[[list[str]], Findings]] = {
     "less": _pager,
     "more": _pager,
 }
+KNOWN_PROGRAMS = frozenset({"git", *_SCREENS})
