@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from vtcode.errors import ExitCode, VtcodeError
 
 __all__ = [
+    "CLONE_TRANSPORTS",
     "DIFF_SUBCOMMANDS",
     "HARDENED_CONFIG",
     "UnsafeRepositoryError",
@@ -136,13 +137,27 @@ def _subcommand_index(args: Sequence[str]) -> int | None:
     return None
 
 
-def git_argv(args: Sequence[str]) -> list[str]:
+CLONE_TRANSPORTS = ("file", "http", "https", "git", "ssh")
+
+
+def git_argv(args: Sequence[str], *, transports: Collection[str] = ()) -> list[str]:
     """`git --no-pager -c <hardened>... ARGS`, with `--no-ext-diff --no-textconv` after a diff
     subcommand and `--ignore-submodules=dirty` after `status` (a dirty-submodule check runs
-    git inside each submodule, under config this call never read)."""
+    git inside each submodule, under config this call never read).
+
+    `transports` opens those protocols for a call that must fetch (a clone of a task's
+    repository; see `CLONE_TRANSPORTS`); with `ssh`, the user's own ssh setup is used. `ext`
+    (any command as a remote) is never allowed."""
+    unknown = set(transports) - set(CLONE_TRANSPORTS)
+    if unknown:
+        raise ValueError(f"not a transport vtcode's git may use: {sorted(unknown)}")
     argv = ["git", "--no-pager"]
     for key, value in HARDENED_CONFIG:
+        if key == "core.sshCommand" and "ssh" in transports:
+            continue
         argv += ["-c", f"{key}={value}"]
+    for name in sorted(transports):
+        argv += ["-c", f"protocol.{name}.allow=always"]
     rest = list(args)
     sub = _subcommand_index(rest)
     if sub is not None:

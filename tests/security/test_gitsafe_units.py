@@ -117,3 +117,41 @@ def test_a_malformed_config_fails_the_call_and_runs_nothing(tmp_path: Path) -> N
     assert proc is not None and proc.returncode != 0 and "bad config" in proc.stderr
     assert gitutil.modified_files(ws) is None
     assert not (ws / "planted").exists()
+
+
+def test_no_other_module_starts_git() -> None:
+    """One definition: a list or tuple starting with the word "git" (an argv) appears only in
+    vtcode/gitsafe.py, so a new caller cannot bypass it by building its own command line."""
+    import ast
+
+    package = Path(__file__).resolve().parents[2] / "vtcode"
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "gitsafe.py" and path.parent == package:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exported = {  # `__all__ = ["git", ...]` names, it does not run
+            id(n.value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assign)
+            and [getattr(t, "id", "") for t in n.targets] == ["__all__"]
+        }
+        for node in ast.walk(tree):
+            if id(node) in exported:
+                continue
+            if isinstance(node, ast.List | ast.Tuple) and node.elts:
+                first = node.elts[0]
+                if isinstance(first, ast.Constant) and first.value == "git":
+                    offenders.append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_transports_open_only_what_a_clone_needs_and_never_ext() -> None:
+    argv = git_argv(["clone", "r", "d"], transports=("file", "ssh"))
+    pairs = [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+    assert "protocol.file.allow=always" in pairs and "protocol.ssh.allow=always" in pairs
+    assert "protocol.ext.allow=never" in pairs and "protocol.https.allow=never" in pairs
+    assert not any(p.startswith("core.sshCommand") for p in pairs)  # the user's own ssh
+    assert "core.sshCommand=false" in git_argv(["fetch"])
+    with pytest.raises(ValueError, match="ext"):
+        git_argv(["clone"], transports=("ext",))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from vtcode.eval.proc import run_bounded, tail_text
 from vtcode.eval.task import Task, TaskError
+from vtcode.gitsafe import CLONE_TRANSPORTS, git_argv, git_env
 
 __all__ = [
     "CheckResult",
@@ -45,18 +46,6 @@ class CheckResult:
     timed_out: bool
     seconds: float
     output: str  # the last OUTPUT_TAIL bytes of stdout + stderr
-
-
-def _git_env() -> dict[str, str]:
-    """Our environment without any GIT_* variable (they can name config, programs or another
-    repository), the system config skipped, no prompts."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
-    return env
-
-
-_GIT_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-             "-c", "protocol.ext.allow=never", "-c", "core.askPass=")  # fmt: skip
 
 
 def _run_setup(
@@ -84,12 +73,12 @@ def _clone(task: Task, dest: Path) -> None:
     assert git is not None
     local = task.folder / git.repo
     repo = str(local) if local.exists() else git.repo
-    env = _git_env()
-    _run_setup(task, ["git", *_GIT_SAFE, "clone", "--quiet", "--no-checkout", repo, str(dest)],
-               dest.parent, "git clone", env)  # fmt: skip
+    env = git_env()  # vtcode's own git (vtcode/gitsafe.py): nothing a repository names runs
+    clone = ["clone", "--quiet", "--no-checkout", repo, str(dest)]
+    _run_setup(task, git_argv(clone, transports=CLONE_TRANSPORTS), dest.parent, "git clone", env)
     ref = git.ref or "HEAD"
-    _run_setup(task, ["git", *_GIT_SAFE, "checkout", "--quiet", "--detach", ref, "--"],
-               dest, f"git checkout {ref}", env)  # fmt: skip
+    _run_setup(task, git_argv(["checkout", "--quiet", "--detach", ref, "--"]), dest,
+               f"git checkout {ref}", env)  # fmt: skip
 
 
 def _fresh(dest: Path) -> None:
@@ -102,7 +91,7 @@ def materialize(task: Task, dest: Path) -> None:
     """Make `dest` (new or empty) the task's starting workspace: its setup, then its commands.
 
     A folder is copied with symlinks kept as links (never followed out of the task); inline
-    files are written as UTF-8; a git repository is cloned with hooks and fsmonitor off and its
+    files are written as UTF-8; a git repository is cloned by vtcode's own git (gitsafe) and its
     ref checked out detached."""
     setup = task.spec.setup
     dest = dest.absolute()
