@@ -358,6 +358,20 @@ def test_parser_tricks_run_rm_in_bash_and_are_denied(tmp_path: Path, line: str) 
     assert decision is Decision.ASK, reason
 
 
+def test_writes_after_cd_are_judged_from_where_cd_went(ws: Path) -> None:
+    """`cd secrets && echo k > key` writes secrets/key: the write_file deny rule applies."""
+    rules = {"deny": ["write_file(secrets/**)"]}
+    for line in (
+        "cd secrets && echo k > key",
+        "env -C secrets tee key",
+        "cd sub; cd ../secrets; tee k",
+    ):
+        decision, reason = check(ws, line, **rules)
+        assert decision is Decision.DENY, (line, reason)
+        assert "denied by rule 'write_file(secrets/**)'" in reason
+    assert check(ws, "cd sub && echo k > key", **rules)[0] is Decision.ALLOW
+
+
 def test_cd_stays_inside_the_workspace(ws: Path) -> None:
     """`cd elsewhere && git status` runs git on a repository (and its config) elsewhere."""
     assert check(ws, "cd sub && git status", allow=["exec_command(*)"])[0] is Decision.ALLOW

@@ -276,4 +276,5 @@ def screen_builtin(name: str, values: Values, flow: VarFlow, part: str) -> Findi
             out.runs(f"`{name}` to a folder only known at run time")
         else:
             out.confined.append((target, f"`{name}` leaves the workspace"))
+            out.moves.append(target)
     return out

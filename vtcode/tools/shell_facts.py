@@ -16,6 +16,7 @@ class Findings:
     unresolved: list[str] = field(default_factory=list)  # why: runs or may run another program
     writes: list[str] = field(default_factory=list)  # files or folders written, as given
     confined: list[tuple[str, str]] = field(default_factory=list)  # (folder, why) inside only
+    moves: list[str] = field(default_factory=list)  # folders later commands run in (`cd`)
 
     def runs(self, why: str) -> None:
         self.unresolved.append(why)

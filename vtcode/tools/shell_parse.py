@@ -22,6 +22,7 @@ Redirections that write (`>`, `>>`, `&>`, `>|`, `<>`) are listed with their targ
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +155,7 @@ def analyse(script: str) -> ShellAnalysis:
     walker.vars.finish()
     return ShellAnalysis(
         tuple(walker.commands),
-        tuple(walker.writes),
+        tuple(_with_moves(walker.writes, walker.moves)),
         (*walker.unresolved, *(Unresolved(_short(p), w) for p, w in walker.vars.unresolved)),
         tuple(dict.fromkeys(Unresolved(_short(p), w) for p, w in walker.vars.uncovered)),
         tuple(walker.confined),
@@ -167,6 +168,7 @@ class _Walker:
     writes: list[str] = field(default_factory=list)
     unresolved: list[Unresolved] = field(default_factory=list)
     confined: list[tuple[str, Unresolved]] = field(default_factory=list)
+    moves: list[str] = field(default_factory=list)  # `cd`/`pushd`/`env -C` folders, relative
     vars: VarFlow = field(default_factory=VarFlow)
 
     def _flag(self, part: str, why: str) -> None:
@@ -381,7 +383,7 @@ class _Walker:
             )
 
     def _apply(self, found: Findings, src: tree_sitter.Node) -> None:
-        if not (found.unresolved or found.writes or found.confined):
+        if not (found.unresolved or found.writes or found.confined or found.moves):
             return
         part = _text(src)
         for why in found.unresolved:
@@ -389,6 +391,7 @@ class _Walker:
         for target in found.writes:
             if target and not _EXEMPT.match(target):
                 self.writes.append(str(Path(target).expanduser()))
+        self.moves += [str(Path(m).expanduser()) for m in found.moves]
         for folder, why in found.confined:
             self.confined.append((str(Path(folder).expanduser()), Unresolved(_short(part), why)))
 
@@ -415,7 +418,10 @@ class _Walker:
                 i += 1
             elif name == "env" and v.split("=", 1)[0] in ("-C", "--chdir") and i + 1 < len(args):
                 folder = v.split("=", 1)[1] if "=" in v else args[i + 1].value
-                self._apply(Findings(confined=[(folder or "~", "`env -C` runs elsewhere")]), src)
+                moved = folder or "~"
+                self._apply(
+                    Findings(confined=[(moved, "`env -C` runs elsewhere")], moves=[moved]), src
+                )
                 i += 1 if "=" in v else 2
             elif v == "--":
                 i += 1
@@ -476,6 +482,18 @@ class _Walker:
                 self.script(stdin, depth + 1)
         elif args[i].value is None:
             self._flag(_text(src), "a shell script path that is not a literal")
+
+
+def _with_moves(writes: list[str], moves: list[str], limit: int = 8) -> list[str]:
+    """Relative write targets also taken from every folder a `cd` in the line may have moved to
+    (order is not tracked: `cd secrets && echo k > key` writes secrets/key)."""
+    folders = [""]
+    for move in moves[:limit]:
+        folders += [posixpath.join(f, move) for f in folders][: limit - len(folders) + 1]
+    out = list(writes)
+    for folder in folders[1:]:
+        out += [posixpath.join(folder, w) for w in writes if not w.startswith(("/", "~"))]
+    return list(dict.fromkeys(out))
 
 
 def _before_dashes(args: list[_Word]) -> list[_Word]:
