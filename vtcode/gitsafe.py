@@ -92,10 +92,11 @@ _DRIVER_KEYS: dict[str, tuple[str, ...]] = {
 }
 _EMPTY_VALUE = {"required": "false"}
 _REPO_SCOPES = frozenset({"local", "worktree"})
-# Inherited variables that name no program, config or repository: the user's identity for
-# commits (CI sets these) and the discovery ceiling. Every other GIT_* is dropped.
+# Inherited variables kept: the user's identity for commits (CI sets these), the discovery
+# ceiling, and where the user keeps their global config (trusted like HOME, which also names
+# it). Every other GIT_* is dropped.
 _KEEP_GIT_VARS = frozenset(
-    {"GIT_CEILING_DIRECTORIES"}
+    {"GIT_CEILING_DIRECTORIES", "GIT_CONFIG_GLOBAL"}
     | {f"GIT_{who}_{what}" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL", "DATE")}
 )
 _CONFIG_TIMEOUT_SECS = 5.0

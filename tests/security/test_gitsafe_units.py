@@ -53,12 +53,15 @@ def test_env_drops_every_inherited_git_variable_but_identity() -> None:
         "GIT_TRACE": "/tmp/trace",
         "GIT_AUTHOR_NAME": "me",
         "GIT_CEILING_DIRECTORIES": "/home",
+        "GIT_CONFIG_GLOBAL": "/home/me/.gitconfig-ci",
+        "GIT_CONFIG_SYSTEM": "/etc/other",
     }
     env = git_env(base)
     assert env["PATH"] == "/bin" and env["GIT_AUTHOR_NAME"] == "me"
     assert env["GIT_CEILING_DIRECTORIES"] == "/home"
+    assert env["GIT_CONFIG_GLOBAL"] == "/home/me/.gitconfig-ci"  # the user's own, like HOME
     for gone in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_DIR", "GIT_EXTERNAL_DIFF",
-                 "GIT_TRACE"):  # fmt: skip
+                 "GIT_TRACE", "GIT_CONFIG_SYSTEM"):  # fmt: skip
         assert gone not in env
     assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_TERMINAL_PROMPT"] == "0"
     assert env["GIT_OPTIONAL_LOCKS"] == "0"
