@@ -253,6 +253,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except VtcodeError as e:
         _report(e, app)
         code = e.exit_code
+        if type(e) is VtcodeError and isinstance(e.__context__, OSError):
+            # A plain error raised while handling an OSError (`cannot append to
+            # .vtcode/state/notes.md: Is a directory`): the environment refused, as below.
+            code = ExitCode.USAGE
     except KeyboardInterrupt:
         code = ExitCode.CANCELLED
     except BrokenPipeError:

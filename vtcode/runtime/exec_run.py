@@ -47,6 +47,7 @@ from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import make_provider
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
+from vtcode.runtime.resume_check import refuse_invalid_log
 from vtcode.sandbox import Sandbox, SandboxState
 from vtcode.store import DispatchGate, SessionWriter, read_session_events
 from vtcode.store.artifacts import record_run
@@ -170,6 +171,7 @@ def _resolve_resume(req: ExecRequest) -> tuple[str, list[Message], int, str | No
             f"no session {source!r} in {req.workspace / '.vtcode' / 'sessions'}",
             hint="`vtcode sessions list` shows the sessions of this workspace",
         )
+    refuse_invalid_log(req.workspace, source)
 
     transcript = load_transcript(session_dir(req.workspace, source) / TRANSCRIPT_NAME)
 

@@ -59,6 +59,7 @@ from vtcode.store.writer import SessionWriter
 __all__ = [
     "INTERRUPTED",
     "OpenRun",
+    "apply_to_run",
     "close_interrupted",
     "closing_events",
     "open_for_append",
@@ -108,7 +109,7 @@ def scan_open_run(events_path: Path, max_line: int) -> OpenRun | None:
             continue
         if run is None or isinstance(ev, ThreadStartedEvent):
             run = OpenRun(thread_id=thread_id)
-        _apply(run, ev)
+        apply_to_run(run, ev)
         if isinstance(ev, ThreadStartedEvent):
             thread_id = run.thread_id = ev.thread_id
     if run is not None:
@@ -116,7 +117,8 @@ def scan_open_run(events_path: Path, max_line: int) -> OpenRun | None:
     return run
 
 
-def _apply(run: OpenRun, ev: ThreadEvent | UnknownEvent) -> None:
+def apply_to_run(run: OpenRun, ev: ThreadEvent | UnknownEvent) -> None:
+    """Fold one event of a run into what it leaves open (also `sessions repair`'s replay)."""
     if isinstance(ev, TurnStartedEvent):
         run.turn_open = True
         run.turns_started += 1

@@ -29,8 +29,9 @@ from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import close_interrupted, scan_open_run
 from vtcode.store.layout import EVENTS, ensure_root, is_real_dir, lock_path, sessions_root
 from vtcode.store.locks import session_lock
-from vtcode.store.logstate import LINE_SLACK, BadLine, parse_line
+from vtcode.store.logstate import LINE_SLACK, BadLine, LineInfo, parse_line
 from vtcode.store.recovery import recover
+from vtcode.store.repair_events import Replay, next_item_number, salvage
 from vtcode.store.writer import SessionWriter
 
 
@@ -56,6 +57,9 @@ class RepairReport:
     events: int = 0
     cache_note: str | None = None
     closed_interrupted: int = 0  # events appended to close an interrupted last run
+    salvaged: list[tuple[int, str]] = dataclasses.field(default_factory=list)  # (line, fixes)
+    inserted: int = 0  # closing events inserted where a dropped line left something open
+    rewritten: list[tuple[int, str]] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +73,9 @@ class RepairReport:
             "events": self.events,
             "caches": self.cache_note,
             "closed_interrupted": self.closed_interrupted,
+            "salvaged": [{"line": n, "fixes": f} for n, f in self.salvaged],
+            "inserted": self.inserted,
+            "rewritten": [{"line": n, "what": w} for n, w in self.rewritten],
         }
 
     def lines(self) -> list[str]:
@@ -76,15 +83,24 @@ class RepairReport:
         if not self.changed:
             return [f"{self.session_id}: nothing to repair ({self.events} events)"]
         out = [f"backed up the log to {self.backup}"] if self.backup else []
+        for n, fixes in self.salvaged:
+            out.append(f"line {n}: kept after repairing its encoding ({fixes})")
         for d in self.dropped:
-            out.append(f"quarantined line {d.line} ({d.length} bytes at {d.offset}): {d.reason}")
+            at = f" at {d.offset}" if d.offset >= 0 else ""
+            out.append(f"quarantined line {d.line} ({d.length} bytes{at}): {d.reason}")
         if self.quarantine:
             out.append(f"quarantined lines are in {self.quarantine}")
         for n in self.duplicates:
             out.append(f"removed line {n}: an exact duplicate of an earlier line")
-        for line, old, new in self.renumbered:
+        for n, what in self.rewritten:
+            out.append(f"line {n}: {what}")
+        if self.inserted:
+            out.append(f"inserted {self.inserted} events to close what dropped lines left open")
+        for line, old, new in self.renumbered[:_SHOWN]:
             out.append(f"line {line}: seq {old} renumbered to {new}")
-        if self.dropped or self.duplicates or self.renumbered:
+        if len(self.renumbered) > _SHOWN:
+            out.append(f"... and {len(self.renumbered) - _SHOWN} more lines renumbered")
+        if self.dropped or self.duplicates or self.renumbered or self.inserted:
             out.append(f"{self.events} events kept; manifest and turn index rebuilt")
         if self.closed_interrupted:
             out.append(
@@ -92,6 +108,9 @@ class RepairReport:
                 "(turn.failed and thread.completed, outcome_code interrupted)"
             )
         return out
+
+
+_SHOWN = 20  # renumbered lines listed one by one (all of them in --json)
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -137,7 +156,9 @@ def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:
     path = sdir / EVENTS
     report = RepairReport(session_id=session_id)
     data = fsutil.read_regular(path) if path.exists() else b""
-    kept: list[bytes] = []
+    lines: list[tuple[int, bytes, dict[str, Any]]] = []  # (line number, raw, envelope object)
+    raws: dict[int, bytes] = {}
+    objs: dict[int, dict[str, Any]] = {}
     bad: list[bytes] = []
     seen: set[bytes] = set()
     expected: int | None = None
@@ -150,7 +171,7 @@ def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:
         try:
             if nl < 0:
                 raise BadLine("torn final line (no newline)")
-            info, obj = parse_line(raw, None, max_line)
+            raw, info, obj = _parse_or_salvage(raw, line_no, max_line, report)
         except BadLine as e:
             report.dropped.append(DroppedLine(line_no, pos, end - pos, str(e)))
             bad.append(raw + b"\n")
@@ -161,15 +182,37 @@ def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:
             report.duplicates.append(line_no)
             continue
         seen.add(raw)
-        want = info.seq if expected is None else expected
-        if "seq" in obj and obj["seq"] != want:
-            report.renumbered.append((line_no, obj["seq"], want))
-            obj["seq"] = want
-            raw = orjson.dumps(obj)
-        kept.append(raw + b"\n")
-        expected = want + 1
+        expected = (info.seq if expected is None else expected) + 1
+        lines.append((line_no, raw, obj))
+        raws[line_no] = raw
+        objs[line_no] = obj
+    replay = Replay(session_id, next_item_number([obj for _, _, obj in lines]))
+    first_seq = 1  # a log's seq is 1-based and gapless (the validator's rule)
+    for n, _, obj in lines:
+        replay.feed(n, obj)
+    for n, reason in replay.refused:
+        report.dropped.append(DroppedLine(n, -1, len(raws[n]), reason))
+        bad.append(raws[n] + b"\n")
+    report.inserted, report.rewritten = replay.inserted, replay.rewritten
+    kept: list[bytes] = []
+    for i, k in enumerate(replay.out):
+        want = first_seq + i
+        untouched = k.line > 0 and k.obj is objs[k.line]  # the replay did not rewrite it
+        if k.line and "seq" in k.obj and k.obj["seq"] != want:
+            report.renumbered.append((k.line, k.obj["seq"], want))
+            untouched = False
+        if k.line == 0 or "seq" in k.obj:
+            k.obj["seq"] = want
+        kept.append(raws[k.line] + b"\n" if untouched else orjson.dumps(k.obj) + b"\n")
     report.events = len(kept)
-    report.changed = bool(report.dropped or report.duplicates or report.renumbered)
+    report.changed = bool(
+        report.dropped
+        or report.duplicates
+        or report.renumbered
+        or report.salvaged
+        or report.inserted
+        or report.rewritten
+    )
     if report.changed:
         stamp = f"{compact_stamp()}-{secrets.token_hex(2)}"
         report.backup = sdir / f"{EVENTS}.bak-{stamp}"
@@ -182,3 +225,22 @@ def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:
     rec = recover(sdir, session_id, max_line=max_line)
     report.cache_note = rec.reason or "manifest and turn index agree with the log"
     return report
+
+
+def _parse_or_salvage(
+    raw: bytes, line_no: int, max_line: int, report: RepairReport
+) -> tuple[bytes, LineInfo, dict[str, Any]]:
+    """The line parsed as it is, else after undoing encoding damage (`salvage`)."""
+    try:
+        info, obj = parse_line(raw, None, max_line)
+        return raw, info, obj
+    except BadLine:
+        fixed, fixes = salvage(raw)
+        if not fixes:
+            raise
+        try:
+            info, obj = parse_line(fixed, None, max_line)
+        except BadLine:
+            raise BadLine(f"{'; '.join(fixes)}, still not an event") from None
+        report.salvaged.append((line_no, "; ".join(fixes)))
+        return fixed, info, obj
