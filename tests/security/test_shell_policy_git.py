@@ -202,6 +202,7 @@ GIT_BENIGN = [
     "git bisect start",
     "git submodule update --init",
     "git add ./*.py",
+    "git commit --template=msg.txt",
     "git add -- *.py",
 ]
 
@@ -379,6 +380,29 @@ def test_cd_stays_inside_the_workspace(ws: Path) -> None:
         decision, reason = check(ws, line, allow=["exec_command(*)"])
         assert decision is Decision.ASK, reason
         assert check(ws, line, deny=[DENY_RM])[0] is Decision.DENY
+
+
+# bash 5.2 does not evaluate these subscripts, other versions did or may: still unresolved
+@pytest.mark.parametrize(
+    "line",
+    [
+        "local 'a[$(rm -f victim)]'=1",
+        "readonly 'a[$(rm -f victim)]'=1",
+        "export 'a[$(rm -f victim)]'=1",
+        "unset 'a[$(rm -f victim)]'",
+        "mapfile -t 'a[$(rm -f victim)]' <<< x",
+        "readarray 'a[$(rm -f victim)]' <<< x",
+        "getopts a 'a[$(rm -f victim)]'",
+        "wait -p 'a[$(rm -f victim)]'",
+        "mapfile -C 'rm -f victim' -c 1 a <<< x",
+        "enable -f ./x.so x",
+        "alias ls='rm -f'",
+        "declare -n r=PATH; r=/tmp",
+    ],
+)
+def test_other_evaluated_names_are_unresolved(tmp_path: Path, line: str) -> None:
+    decision, reason = check(tmp_path, line, deny=[DENY_RM])
+    assert decision is Decision.DENY, reason
 
 
 @pytest.mark.parametrize(

@@ -150,8 +150,9 @@ def _subcommand(sub: str, args: list[str], out: Findings) -> None:
     if _RUNS.match(sub):
         out.runs(f"`git {sub}` runs other programs")
     for j, a in enumerate(args):
-        name = abbreviates(a, "upload-pack", "receive-pack", "exec", "template", "config-env")
-        if name is not None and (name != "exec" or sub not in ("rebase",)):
+        names = ("upload-pack", "receive-pack", "exec", "config-env")
+        name = abbreviates(a, *names, *(("template",) if sub in ("init", "clone") else ()))
+        if name is not None and (name != "exec" or sub != "rebase"):
             out.runs(f"`git {sub} --{name}` names a program or hooks git runs")
         elif abbreviates(a, "output", "export-marks", "separate-git-dir"):
             target, _ = option_value(args, j)
