@@ -245,28 +245,32 @@ SANDBOX_PLANTS = [
 ]
 
 
+def _plant_from_the_sandbox(root: Path, ws: Path, commands: list[str]) -> None:
+    from vtcode.sandbox import Sandbox
+
+    if not Sandbox().available:
+        pytest.skip("no Landlock + namespaces on this machine")
+    evil = evil_program(root, ws)
+    run = str(evil.parent / "evil-fsmonitor")  # any row's wrapper: it records "fsmonitor"
+    lines = ["[[turn]]", 'text = "Planting."']
+    for cmd in commands:
+        quoted = orjson.dumps(cmd.format(evil=run)).decode()
+        lines += ["[[turn.tool_calls]]", 'name = "exec_command"',
+                  f"arguments = {{ command = {quoted} }}"]  # fmt: skip
+    script = root / "plant.toml"
+    script.write_text("\n".join([*lines, "", "[[turn]]", 'text = "Done."']) + "\n")
+    r = vt(ws, {}, "exec", "--script", str(script), "plant")
+    assert r.returncode == 0, r.stderr
+
+
 def test_what_a_sandboxed_command_plants_never_runs_outside(tmp_path: Path) -> None:
     """The issue's attack end to end: `exec_command` (in the sandbox, workspace-write) plants
     settings, here through a team config file the repository includes (`include.path =
     ../team.gitconfig`, a common pattern) that the sandbox can write; vtcode's next handoff
     and worktree run none of them, while plain git does."""
-    from vtcode.sandbox import Sandbox
-
-    if not Sandbox().available:
-        pytest.skip("no Landlock + namespaces on this machine")
     ws = make_repo(tmp_path)
     git(ws, "config", "include.path", "../team.gitconfig")
-    evil = evil_program(tmp_path, ws)
-    run = str(evil.parent / "evil-fsmonitor")  # any row's wrapper: it records "fsmonitor"
-    script = tmp_path / "plant.toml"
-    lines = ["[[turn]]", 'text = "Planting."']
-    for cmd in SANDBOX_PLANTS:
-        quoted = orjson.dumps(cmd.format(evil=run)).decode()
-        lines += ["[[turn.tool_calls]]", 'name = "exec_command"',
-                  f"arguments = {{ command = {quoted} }}"]  # fmt: skip
-    (script).write_text("\n".join([*lines, "", "[[turn]]", 'text = "Done."']) + "\n")
-    r = vt(ws, {}, "exec", "--script", str(script), "plant")
-    assert r.returncode == 0, r.stderr
+    _plant_from_the_sandbox(tmp_path, ws, SANDBOX_PLANTS)
     assert "fsmonitor" in (ws / "team.gitconfig").read_text()
     (ws / "notes.txt").write_text("notes, edited\n")
     r = vt(ws, {}, "handoff", "--json", "--summary", "s")
@@ -276,6 +280,28 @@ def test_what_a_sandboxed_command_plants_never_runs_outside(tmp_path: Path) -> N
     assert markers(tmp_path, ws) == []
     subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
     assert "fsmonitor" in markers(tmp_path, ws)  # the plant is live for plain git
+
+
+def test_a_repository_the_sandbox_creates_runs_nothing_either(tmp_path: Path) -> None:
+    """A workspace that is no repository: the command makes one (`git init`, whose config
+    nothing protects yet) with a planted fsmonitor and filter; vtcode's next orientation and
+    handoff treat it as any repository and run none of it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("notes\n")
+    _plant_from_the_sandbox(tmp_path, ws, [
+        "git init -q && git config core.fsmonitor {evil} && git config filter.evil.clean {evil}",
+        "echo '* filter=evil' > .gitattributes",
+    ])  # fmt: skip
+    assert "fsmonitor" in (ws / ".git/config").read_text()
+    r = vt(ws, {}, "handoff", "--json", "--summary", "s")
+    assert r.returncode == 0, r.stderr
+    assert "notes.txt" in orjson.loads(r.stdout)["modified_files"]
+    r = vt(ws, {}, "exec", "--session-id", "after", "hello")
+    assert r.returncode == 0, r.stderr
+    assert markers(tmp_path, ws) == []
+    subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)
+    assert "fsmonitor" in markers(tmp_path, ws)
 
 
 def test_the_users_own_global_filter_still_runs_and_a_repository_override_does_not(
