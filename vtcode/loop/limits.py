@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from vtcode.config.model import VtcodeConfig
+from vtcode.config.model import ContinuationPolicy, VtcodeConfig
 from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.providers.base import Pricing
@@ -24,6 +24,8 @@ class Limits:
     loop_detection_repeats: int = 3
     max_task_retries: int = 0
     retry_backoff_secs: float = 2.0
+    # one nudge when a headless run ends before any tool ran (continuation_policy != off)
+    nudge_unfinished: bool = True
 
     @classmethod
     def from_config(
@@ -45,6 +47,7 @@ class Limits:
             budget_warning_threshold=h.budget_warning_threshold,
             max_task_retries=config.agent.max_task_retries,
             retry_backoff_secs=config.agent.task_retry_backoff_secs,
+            nudge_unfinished=h.continuation_policy is not ContinuationPolicy.OFF,
         )
 
 

@@ -25,6 +25,8 @@ class OutcomeKind(enum.Enum):
     # The model's reply cannot be the answer (vtcode's own codes; upstream would report success):
     MAX_OUTPUT_TOKENS = ("max_output_tokens", Subtype.ERROR_DURING_EXECUTION)  # cut by the cap
     EMPTY_RESPONSE = ("empty_response", Subtype.ERROR_DURING_EXECUTION)  # no text, no tool call
+    # only a tool-call-shaped text that could not be run, even after one corrective nudge
+    MALFORMED_TOOL_CALL = ("malformed_tool_call", Subtype.ERROR_DURING_EXECUTION)
     # Interactive session ends
     COMPLETED = ("completed", Subtype.SUCCESS)
     EXIT = ("exit", Subtype.CANCELLED)
@@ -104,6 +106,11 @@ class Outcome:
             )
         if k is OutcomeKind.EMPTY_RESPONSE:
             return "Stopped: the model replied with no text and no tool call"
+        if k is OutcomeKind.MALFORMED_TOOL_CALL:
+            return (
+                "Stopped: the model's answer was a tool call written as text that could not "
+                f"be run ({self.detail or 'unreadable'})"
+            )
         return self.detail or "Task completed"
 
 

@@ -43,6 +43,7 @@ from vtcode.loop.outcomes import (
 )
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingPlan, StreamingToolCall
+from vtcode.loop.text_turn import end_or_nudge, recover_calls
 from vtcode.loop.tool_round import step_tools
 from vtcode.loop.turn_end import charge_estimate, end_on_reply, provider_failed
 from vtcode.loop.user_turns import ChatTurns
@@ -132,6 +133,7 @@ class Runner:
         self.recovery_used = False
         self._recovering = False  # the next compaction is the recovery one
         self.retries_used = 0
+        self.nudged: set[str] = set()  # the kinds of corrective nudge given (text_turn)
         self.last_turn_had_tool_output = False
         self.result: RunResult | None = None
         # interactive runs
@@ -324,10 +326,15 @@ class Runner:
             for i in sorted(calls)
         ]
         content = final_text + text.text
+        pairs = [(calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)]
+        said = content
+        if not tool_calls and completed.stop_reason != "max_tokens":
+            said, pairs = recover_calls(self, content)  # calls written into the text
+            tool_calls = [tc for _, tc in pairs]
         self.append(
             Message(
                 role="assistant",
-                content=content,
+                content=said,
                 tool_calls=tuple(tool_calls),
                 reasoning=reasoning.text or None,
                 reasoning_blocks=completed.reasoning_blocks,
@@ -335,9 +342,7 @@ class Runner:
         )
         if content.strip():
             self.final_text = content
-        self.pending_calls = [
-            (calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)
-        ]
+        self.pending_calls = pairs
         unusable = unusable_reply(completed.stop_reason, content, bool(tool_calls))
         if unusable is not None:
             end_on_reply(self, unusable)
@@ -364,6 +369,8 @@ class Runner:
                 ),
                 ending=limit,
             )
+            return
+        if end_or_nudge(self, content):  # a tool call as text, or no action at all
             return
         self.machine.responded(
             facts=self.facts(user_turn_over=self.chat is not None),

@@ -18,7 +18,8 @@ input messages; an assistant's tool calls are `function_call` items and tool res
 budget as the Chat Completions provider does.
 Stream: `response.output_text.delta` (text), `response.reasoning_summary_text.delta`
 (reasoning), `response.output_item.added` / `.done` (function_call with call_id and name;
-reasoning items kept), `response.function_call_arguments.delta` (arguments by output_index),
+reasoning items kept), `response.function_call_arguments.delta` (arguments by output_index,
+or by item id when the server sends no output_index, as llama.cpp's server does),
 `response.completed` / `response.incomplete` (usage, stop reason), `response.failed` and `error`
 (a classified `ProviderError`).
 """
@@ -162,9 +163,9 @@ class OpenAIResponsesProvider(HTTPProvider):
         return body
 
     def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
-        calls: dict[int, int] = {}  # output_index -> tool call ordinal
-        has_args: set[int] = set()
-        kept: dict[int, ReasoningBlock] = {}  # reasoning items by output_index
+        calls: dict[ItemKey, int] = {}  # output item -> tool call ordinal
+        has_args: set[int] = set()  # ordinals whose arguments arrived
+        kept: dict[ItemKey, ReasoningBlock] = {}  # reasoning items, in arrival order
         for event in events:
             data = json_or_error(self.name, event)
             if not isinstance(data, dict):
@@ -174,38 +175,36 @@ class OpenAIResponsesProvider(HTTPProvider):
                 delta = data.get("delta")
                 if isinstance(delta, str) and delta:
                     yield TextDelta(delta)
-            elif kind == "response.reasoning_summary_text.delta":
+            elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                 delta = data.get("delta")
                 if isinstance(delta, str) and delta:
                     yield ReasoningDelta(delta)
             elif kind in ("response.output_item.added", "response.output_item.done"):
-                index, item = data.get("output_index"), data.get("item")
-                if not isinstance(index, int) or not isinstance(item, dict):
-                    raise self._protocol(f"{kind} without output_index or item")
-                yield from self._item(kind.endswith(".added"), index, item, calls, has_args, kept)
+                item = data.get("item")
+                key = _item_key(data.get("output_index"), item)
+                if key is None or not isinstance(item, dict):
+                    raise self._protocol(f"{kind} without output_index, item id or item")
+                yield from self._item(kind.endswith(".added"), key, item, calls, has_args, kept)
             elif kind == "response.function_call_arguments.delta":
-                index, delta = data.get("output_index"), data.get("delta")
-                if not isinstance(index, int) or index not in calls:
+                key, delta = _delta_key(data), data.get("delta")
+                if key is None or key not in calls:
                     raise self._protocol("arguments for an output item that is not a function call")
                 if isinstance(delta, str) and delta:
-                    has_args.add(index)
-                    yield ToolCallDelta(calls[index], arguments=delta)
+                    has_args.add(calls[key])
+                    yield ToolCallDelta(calls[key], arguments=delta)
             elif kind == "response.function_call_arguments.done":
-                index, args = data.get("output_index"), data.get("arguments")
-                if isinstance(index, int) and index in calls and index not in has_args:
-                    has_args.add(index)
-                    yield ToolCallDelta(
-                        calls[index], arguments=args if isinstance(args, str) else ""
-                    )
+                key, args = _delta_key(data), data.get("arguments")
+                if key is not None and key in calls and calls[key] not in has_args:
+                    has_args.add(calls[key])
+                    yield ToolCallDelta(calls[key], arguments=args if isinstance(args, str) else "")
             elif kind in ("response.completed", "response.incomplete"):
                 response = data.get("response")
                 if not isinstance(response, dict):
                     raise self._protocol(f"{kind} without a response object")
-                blocks = tuple(kept[i] for i in sorted(kept))
                 yield ResponseCompleted(
                     self._stop(response, saw_calls=bool(calls)),
                     _usage(response.get("usage")),
-                    reasoning_blocks=blocks,
+                    reasoning_blocks=_in_output_order(kept),
                 )
                 return
             elif kind == "response.failed":
@@ -224,30 +223,35 @@ class OpenAIResponsesProvider(HTTPProvider):
     def _item(
         self,
         added: bool,
-        index: int,
+        key: ItemKey,
         item: dict[str, Any],
-        calls: dict[int, int],
+        calls: dict[ItemKey, int],
         has_args: set[int],
-        kept: dict[int, ReasoningBlock],
+        kept: dict[ItemKey, ReasoningBlock],
     ) -> Iterator[StreamEvent]:
         itype = item.get("type")
         if itype == "function_call" and added:
-            ordinal = calls[index] = len(calls)
+            if key in calls:
+                raise self._protocol(f"output item {key[1]!r} added twice")
+            ordinal = calls[key] = len(set(calls.values()))
+            item_id = _str(item.get("id"))
+            if key[0] == "index" and item_id is not None:
+                calls.setdefault(("id", item_id), ordinal)  # arguments may name it by id
             args = _str(item.get("arguments"))
             if args:  # a server may send the whole call at once
-                has_args.add(index)
+                has_args.add(ordinal)
             yield ToolCallDelta(
                 ordinal,
                 id=_str(item.get("call_id")),
                 name=_str(item.get("name")),
                 arguments=args or "",
             )
-        elif itype == "function_call" and index in calls and index not in has_args:
+        elif itype == "function_call" and key in calls and calls[key] not in has_args:
             args = item.get("arguments")
-            has_args.add(index)
-            yield ToolCallDelta(calls[index], arguments=args if isinstance(args, str) else "{}")
-        elif itype == "reasoning" and (not added or index not in kept):
-            kept[index] = ReasoningBlock(
+            has_args.add(calls[key])
+            yield ToolCallDelta(calls[key], arguments=args if isinstance(args, str) else "{}")
+        elif itype == "reasoning" and (not added or key not in kept):
+            kept[key] = ReasoningBlock(
                 kind="reasoning_item",
                 id=_str(item.get("id")),
                 summary=_summary(item),
@@ -282,3 +286,31 @@ class OpenAIResponsesProvider(HTTPProvider):
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+# How an output item is known across events: its `output_index` when the server sends one
+# (OpenAI does), else its `id` (llama.cpp's server sends no output_index, and item ids only).
+ItemKey = tuple[str, int | str]
+
+
+def _item_key(index: Any, item: Any) -> ItemKey | None:
+    if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+        return ("index", index)
+    item_id = item.get("id") if isinstance(item, dict) else None
+    return ("id", item_id) if isinstance(item_id, str) and item_id else None
+
+
+def _delta_key(data: dict[str, Any]) -> ItemKey | None:
+    """The item an arguments event belongs to: `output_index`, else `item_id`."""
+    index, item_id = data.get("output_index"), data.get("item_id")
+    if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+        return ("index", index)
+    return ("id", item_id) if isinstance(item_id, str) and item_id else None
+
+
+def _in_output_order(kept: dict[ItemKey, ReasoningBlock]) -> tuple[ReasoningBlock, ...]:
+    """Reasoning items by output_index when every one had it, else in arrival order."""
+    keys = list(kept)
+    if all(k[0] == "index" for k in keys):
+        keys.sort(key=lambda k: int(k[1]))
+    return tuple(kept[k] for k in keys)

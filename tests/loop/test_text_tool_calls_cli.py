@@ -1,0 +1,212 @@
+"""Tool calls written as text, through the real CLI against a real HTTP server (issue 28 item 4).
+
+A 127.0.0.1 server answers in Chat Completions format the way llama.cpp serves a small Qwen
+model: the tool call is in the message text (fenced JSON, near-JSON, Hermes tags), never in
+`tool_calls`. What users rely on: a call with a catalog name is run (the file really appears),
+the run succeeds, and the log says the call was read from text; a reply that is only
+tool-call-shaped is never a success: one corrective nudge, then `malformed_tool_call`, exit 1.
+Every event line validates against the published schemas and the sequences are snapshots.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from syrupy.assertion import SnapshotAssertion
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.sdk_judge import judge_openai
+
+
+def chat_sse(text: str, *, prompt_tokens: int = 300, completion_tokens: int = 20) -> bytes:
+    """A llama.cpp-shaped Chat Completions stream whose whole answer is `text`."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        body = {
+            "id": "chatcmpl-local",
+            "object": "chat.completion.chunk",
+            "created": 1764750000,
+            "model": "qwen0.5b",
+            "choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    parts = [chunk({"role": "assistant", "content": None})]
+    parts += [chunk({"content": text[i : i + 7]}) for i in range(0, len(text), 7)]
+    parts.append(chunk({}, "stop"))
+    usage = {
+        "id": "chatcmpl-local",
+        "object": "chat.completion.chunk",
+        "created": 1764750000,
+        "model": "qwen0.5b",
+        "choices": [],
+        "usage": {
+            "completion_tokens": completion_tokens,
+            "prompt_tokens": prompt_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+    parts.append(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n")
+    return "".join(parts).encode()
+
+
+def _config(tmp_path: Path, server: SSEServer) -> None:
+    home = tmp_path / ".home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(
+        f"""
+[providers.local]
+kind = "openai"
+base_url = "{server.url}/v1"
+model = "qwen0.5b"
+max_output_tokens = 256
+"""
+    )
+
+
+def _exec(tmp_path: Path, prompt: str) -> tuple[int, list[dict[str, Any]], str]:
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", prompt],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    return proc.returncode, raw_events(proc.stdout), proc.stderr
+
+
+def _items(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [
+        e["item"] for e in events if e["type"] == "item.completed" and e["item"]["type"] == kind
+    ]
+
+
+WRITE_CALL = (
+    "I will create the file.\n```json\n"
+    "{'name': 'write_file', 'arguments': {'path': 'hello.txt', 'content': 'hi\nthere',}}\n```"
+)
+
+
+def test_a_call_written_as_text_runs_and_the_run_succeeds(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    _config(tmp_path, sse_server)
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse(WRITE_CALL), 29),
+        ScriptedReply.sse_bytes(chat_sse("Created hello.txt."), 29),
+    )
+    code, events, stderr = _exec(tmp_path, "Create hello.txt saying hi")
+    assert code == 0, stderr
+    assert (tmp_path / "hello.txt").read_text() == "hi\nthere"
+    done = events[-1]
+    assert (done["subtype"], done["outcome_code"]) == ("success", "success")
+    assert done["result"] == "Created hello.txt."
+    (recovered,) = _items(events, "harness")
+    assert recovered["event"] == "error_recovered"
+    assert recovered["error_category"] == "tool_call_in_text"
+    assert "write_file" in recovered["message"] and "trailing comma" in recovered["message"]
+    (call,) = _items(events, "tool_invocation")
+    assert call["tool_name"] == "write_file" and call["status"] == "completed"
+    assert call["arguments"] == {"path": "hello.txt", "content": "hi\nthere"}
+    first, second = (r.json() for r in sse_server.requests)
+    judge_openai(first)
+    judge_openai(second)
+    # The history shows the model the call as a real tool call, and its result.
+    assistant, tool = second["messages"][-2:]
+    assert assistant["content"] == "I will create the file."
+    assert assistant["tool_calls"][0]["function"]["name"] == "write_file"
+    assert tool["role"] == "tool" and tool["tool_call_id"] == assistant["tool_calls"][0]["id"]
+    assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_hermes_calls_in_one_message_all_run(tmp_path: Path, sse_server: SSEServer) -> None:
+    _config(tmp_path, sse_server)
+    (tmp_path / "a.txt").write_text("alpha\n")
+    text = (
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "write_file", "arguments": {"path": "b.txt", "content": "beta"}}'
+        "\n</tool_call>"
+    )
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse(text), 31),
+        ScriptedReply.sse_bytes(chat_sse("Read a.txt and wrote b.txt."), 31),
+    )
+    code, events, stderr = _exec(tmp_path, "copy")
+    assert code == 0, stderr
+    assert (tmp_path / "b.txt").read_text() == "beta"
+    names = [c["tool_name"] for c in _items(events, "tool_invocation")]
+    assert names == ["read_file", "write_file"]
+    outputs = _items(events, "tool_output")
+    assert "alpha" in outputs[0]["output"]
+
+
+def test_only_tool_call_shaped_nonsense_is_never_success(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    _config(tmp_path, sse_server)
+    nonsense = '```json\n{"name": "sum_to", "arguments": {"n": 10}}\n```'
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse(nonsense), 23),
+        ScriptedReply.sse_bytes(chat_sse('{"name": "greet.py", "arguments": {}}'), 23),
+        ScriptedReply.sse_bytes(chat_sse("never asked for"), 23),
+    )
+    code, events, stderr = _exec(tmp_path, "fix sum_to")
+    assert code == 1, stderr
+    done = events[-1]
+    assert (done["subtype"], done["outcome_code"]) == (
+        "error_during_execution",
+        "malformed_tool_call",
+    )
+    assert done.get("result") is None
+    assert len(sse_server.requests) == 2  # one nudge, bounded
+    (nudge,) = _items(events, "harness")
+    assert nudge["event"] == "continuation_started"
+    assert nudge["error_category"] == "tool_call_in_text"
+    assert "'sum_to' is not a tool" in nudge["message"] and "read_file" in nudge["message"]
+    second = sse_server.requests[1].json()
+    judge_openai(second)
+    assert second["messages"][-1] == {"role": "user", "content": nudge["message"]}
+    failed = [e for e in events if e["type"] == "turn.failed"]
+    assert failed and "greet.py" in failed[0]["message"]
+    assert "tool call written as text" in stderr
+    assert not _items(events, "tool_invocation")
+    assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_a_nudge_that_works_ends_in_success(tmp_path: Path, sse_server: SSEServer) -> None:
+    _config(tmp_path, sse_server)
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse("<tool_call>make the file</tool_call>"), 23),
+        ScriptedReply.sse_bytes(
+            chat_sse('{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}'), 23
+        ),
+        ScriptedReply.sse_bytes(chat_sse("Wrote x.txt."), 23),
+    )
+    code, events, stderr = _exec(tmp_path, "make x.txt")
+    assert code == 0, stderr
+    assert (tmp_path / "x.txt").read_text() == "x"
+    kinds = [i["event"] for i in _items(events, "harness")]
+    assert kinds == ["continuation_started", "error_recovered"]
+
+
+def test_an_announced_action_gets_one_nudge(tmp_path: Path, sse_server: SSEServer) -> None:
+    _config(tmp_path, sse_server)
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse("Let me look at the files first:"), 23),
+        ScriptedReply.sse_bytes(chat_sse("I'll check them."), 23),
+    )
+    code, events, stderr = _exec(tmp_path, "tidy up")
+    assert code == 0, stderr  # its second answer stands: one nudge, not a loop
+    assert len(sse_server.requests) == 2
+    (nudge,) = _items(events, "harness")
+    assert (nudge["event"], nudge["error_category"]) == ("continuation_started", "no_action")
+
+
+def test_a_plain_answer_is_not_nudged(tmp_path: Path, sse_server: SSEServer) -> None:
+    _config(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("2 + 2 = 4."), 23))
+    code, events, stderr = _exec(tmp_path, "what is 2+2")
+    assert code == 0, stderr
+    assert len(sse_server.requests) == 1
+    assert not _items(events, "harness")

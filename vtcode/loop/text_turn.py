@@ -1,0 +1,126 @@
+"""What the runner does with a reply that has no tool calls in the provider's fields.
+
+Three cases, for every provider alike (issue 28):
+
+- the text holds tool calls with catalog names (`text_calls.scan_text_calls`): they become the
+  reply's tool calls, run as usual, and a `harness` item (`error_recovered`, error_category
+  `tool_call_in_text`) says they were read from text and which repairs they needed; the history
+  keeps them as structured calls, so the next request shows the model the right form;
+- the text is only tool-call-shaped (a name not in the catalog, unparsable): never a success.
+  The model gets one corrective nudge (a `harness` item `continuation_started`, category
+  `tool_call_in_text`, and a user message naming the tools); if it answers the same way again,
+  or a limit leaves no room, the run ends `malformed_tool_call` (error_during_execution, exit 1);
+- the run ends before any tool ran with a reply that only announces work ("Let me read the
+  file:", "I'll fix it"): one nudge to use the tools (category `no_action`), unless
+  `agent.harness.continuation_policy = "off"`; its second answer stands.
+
+Interactive runs only recover calls: a person reads each answer and can say what to do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vtcode.events.enums import HarnessEventKind
+from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.recorder import StreamingToolCall
+from vtcode.loop.text_calls import scan_text_calls
+from vtcode.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from vtcode.loop.runner import Runner
+
+__all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls"]
+
+CALL_IN_TEXT = "tool_call_in_text"
+NO_ACTION = "no_action"
+_MAX_LISTED_TOOLS = 24
+_INTENT_PHRASES = ("let me ", "let's ", "i will ", "i'll ", "i am going to ", "i'm going to ")
+
+
+def _tool_names(self: Runner) -> list[str]:
+    return [t.name for t in self.tools.catalog()]
+
+
+def recover_calls(
+    self: Runner, content: str
+) -> tuple[str, list[tuple[StreamingToolCall, ToolCall]]]:
+    """(text for the history, recovered calls): the reply's text unchanged when it holds none."""
+    scan = scan_text_calls(content, set(_tool_names(self)))
+    if not scan.calls:
+        return content, []
+    repairs = sorted({r for c in scan.calls for r in c.repairs})
+    names = ", ".join(c.name for c in scan.calls)
+    self.recorder.harness(
+        HarnessEventKind.ERROR_RECOVERED,
+        message=f"tool call{'s' if len(scan.calls) > 1 else ''} read from the model's text: "
+        f"{names}" + (f" (repaired: {', '.join(repairs)})" if repairs else ""),
+        error_category=CALL_IN_TEXT,
+    )
+    pairs: list[tuple[StreamingToolCall, ToolCall]] = []
+    for i, c in enumerate(scan.calls):
+        call_id = f"call_text_{self.turns_executed}_{i}"
+        sc = self.recorder.tool_call(c.name, call_id, self.tools.item_kind(c.name))
+        sc.push(c.arguments)
+        pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
+    return scan.prose, pairs
+
+
+def end_or_nudge(self: Runner, content: str) -> bool:
+    """For a headless reply with no tool calls: True when this ended the run or nudged the
+    model (the machine has been fired), False when the reply stands as the final answer."""
+    if self.chat is not None:
+        return False
+    scan = scan_text_calls(content, set(_tool_names(self)))
+    if scan.only_calls:
+        why = "; ".join(scan.problems) or "no tool call could be read"
+        if CALL_IN_TEXT in self.nudged or self.limit_outcome() is not None:
+            self.machine.responded(
+                facts=self.facts(),
+                ending=Outcome(OutcomeKind.MALFORMED_TOOL_CALL, detail=why),
+            )
+            return True
+        _nudge(self, CALL_IN_TEXT, _call_nudge(why, _tool_names(self)))
+        return True
+    ran_tools = any(m.role == "tool" for m in self.history)
+    if (
+        ran_tools
+        or not _announces_action(content)
+        or not self.limits.nudge_unfinished
+        or NO_ACTION in self.nudged
+        or self.limit_outcome() is not None
+    ):
+        return False
+    _nudge(
+        self,
+        NO_ACTION,
+        "You have not used any tool yet, so nothing in the workspace has changed. If the task "
+        "asks for a change or a fact from the files, call a tool now. If it is really done, "
+        "reply with a one-line summary.",
+    )
+    return True
+
+
+def _announces_action(text: str) -> bool:
+    """The reply says what it is about to do ("Let me read the file:") and stops there."""
+    tail = text.strip()[-400:].lower()
+    return tail.endswith(":") or any(p in tail for p in _INTENT_PHRASES)
+
+
+def _call_nudge(why: str, names: list[str]) -> str:
+    listed = ", ".join(names[:_MAX_LISTED_TOOLS])
+    return (
+        f"That was not a tool call ({why}), so nothing ran. Call a tool through the tool-call "
+        'interface, or write exactly {"name": "<tool>", "arguments": {...}} with one of these '
+        f"tools: {listed}. When the task is done, reply with a short summary and no JSON."
+    )
+
+
+def _nudge(self: Runner, kind: str, text: str) -> None:
+    """One corrective user message, recorded, then the next model request (same turn)."""
+    self.nudged.add(kind)
+    self.recorder.harness(HarnessEventKind.CONTINUATION_STARTED, message=text, error_category=kind)
+    self.append(Message(role="user", content=text))
+    self.machine.followed_up(
+        facts=self.facts(compaction_due=self.hooks.compaction_due(in_tool_loop=False)),
+    )
