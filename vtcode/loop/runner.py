@@ -31,6 +31,7 @@ from vtcode.events.types import (
     ThreadStartedEvent,
     Usage,
 )
+from vtcode.loop.call_cap import CallCap
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits, LimitWatch
@@ -257,6 +258,7 @@ class Runner:
         plan = self._plan_stream()
         calls: dict[int, StreamingToolCall] = {}
         call_ids: dict[int, str] = {}
+        cap = CallCap(self.limits.max_tool_calls_per_turn)
         completed: ResponseCompleted | None = None
         try:
             with self.cancel.interruptible():
@@ -279,6 +281,8 @@ class Runner:
                             plan = self._plan_done(plan)
                         sc = calls.get(ev.index)
                         if sc is None:
+                            if not cap.admits(ev.index):
+                                continue  # past the cap: counted, never recorded
                             call_id = ev.id or f"call_{self.turns_executed}_{ev.index}"
                             call_ids[ev.index] = call_id
                             name = ev.name or ""
@@ -308,6 +312,9 @@ class Runner:
         reasoning.finish()
         text.finish()
         self._plan_done(plan)
+        dropped = cap.dropped_message()
+        if dropped is not None:
+            rec.warning(dropped)
         if completed is None:
             provider_failed(
                 self, ProviderError("the model stream ended without a final response event"), calls

@@ -19,7 +19,12 @@ from vtcode.messages import (
     ToolCallDelta,
 )
 
-__all__ = ["CollectedResponse", "ResponseAccumulator", "collect"]
+__all__ = ["MAX_COLLECTED_CALLS", "CollectedResponse", "ResponseAccumulator", "collect"]
+
+# A response may stream any number of tool calls (one sent 200,000); the accumulator keeps the
+# first this many and only counts the rest (`dropped_calls`), reading the stream to its end, so
+# a recording (`--record`) stays bounded. The loop has its own, lower cap (loop/call_cap.py).
+MAX_COLLECTED_CALLS = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +53,8 @@ class ResponseAccumulator:
         self._calls: dict[int, _Call] = {}
         self.completed: ResponseCompleted | None = None
         self.deltas = 0
+        self.dropped_calls = 0  # calls past MAX_COLLECTED_CALLS, counted by new highest index
+        self._top = -1
 
     def add(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
@@ -55,7 +62,13 @@ class ResponseAccumulator:
         elif isinstance(event, ReasoningDelta):
             self._reasoning.append(event.text)
         elif isinstance(event, ToolCallDelta):
-            call = self._calls.setdefault(event.index, _Call())
+            call = self._calls.get(event.index)
+            if call is None:
+                new, self._top = event.index > self._top, max(self._top, event.index)
+                if len(self._calls) >= MAX_COLLECTED_CALLS:
+                    self.dropped_calls += new
+                    return
+                call = self._calls[event.index] = _Call()
             if event.id and call.id is None:
                 call.id = event.id
             if event.name and call.name is None:
