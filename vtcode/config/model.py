@@ -366,6 +366,10 @@ class SandboxConfig:
     require: Annotated[
         bool, Doc("exit 2 before anything runs when no supported sandbox exists")
     ] = False
+    allow_unix_sockets: Annotated[
+        list[str],
+        Doc("unix sockets (or folders of them) commands may connect to with network off"),
+    ] = field(default_factory=list)
 
 
 class EnvInherit(StrEnum):

@@ -316,6 +316,7 @@ POLICY: dict[str, Rule] = {
     "sandbox.network": ONLY_FALSE,
     "sandbox.writable_roots": LOOSENING,
     "sandbox.require": ONLY_TRUE,
+    "sandbox.allow_unix_sockets": LOOSENING,
     "shell_environment_policy.inherit": _ordered("none", "core", "all"),
     "shell_environment_policy.ignore_default_excludes": ONLY_FALSE,
     "shell_environment_policy.exclude": UNION,

@@ -23,12 +23,13 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from vtcode.sandbox import landlock, mounts, seccomp
 
-__all__ = ["ChildSpec", "child_setup", "make_undumpable", "parent_death_only"]
+__all__ = ["Channel", "ChildSpec", "child_setup", "make_undumpable", "parent_death_only"]
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -55,6 +56,13 @@ class _CapData(ctypes.Structure):
     )
 
 
+class Channel:
+    """A socket the init sends its seccomp notification fd on (set per spawn, see `launch`)."""
+
+    def __init__(self) -> None:
+        self.child_fd = -1
+
+
 @dataclass(frozen=True, slots=True)
 class ChildSpec:
     """Everything the child needs, prepared in vtcode (the child only makes syscalls)."""
@@ -66,6 +74,7 @@ class ChildSpec:
     mounts: mounts.MountPlan
     ruleset_fd: int | None  # None: danger-full-access (no Landlock, capabilities kept)
     socket_filter: seccomp.Filter | None  # None: network on (unix sockets too)
+    channel: Channel | None = None  # where the filter's notification fd goes (to the broker)
 
     @property
     def user_ns(self) -> bool:
@@ -158,18 +167,33 @@ def child_setup(spec: ChildSpec) -> Callable[[], None]:
         os.close(alive_r)
         mounts.apply(libc, spec.mounts)
         if spec.ruleset_fd is None:  # danger-full-access: no file limits, capabilities kept
-            if spec.socket_filter is not None:
-                seccomp.install(libc, spec.socket_filter)
+            _filter_sockets(libc, spec)
             return
         for cap in range(cap_last + 1):
             libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
         libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
         _check(libc.capset(ctypes.byref(header), nocaps), "capset")
         landlock.restrict_self(spec.ruleset_fd)  # sets no_new_privs first
-        if spec.socket_filter is not None:
-            seccomp.install(libc, spec.socket_filter)
+        _filter_sockets(libc, spec)
 
     return setup
+
+
+def _filter_sockets(libc: ctypes.CDLL, spec: ChildSpec) -> None:
+    """Install the socket filter and hand its notification fd to vtcode (never to the command:
+    a process holding it could answer its own connections)."""
+    if spec.socket_filter is None:
+        return
+    listener = seccomp.install(libc, spec.socket_filter)
+    try:
+        if spec.channel is not None and spec.channel.child_fd >= 0:
+            chan = socket.socket(fileno=spec.channel.child_fd)
+            try:
+                socket.send_fds(chan, [b"L"], [listener])
+            finally:
+                chan.detach()
+    finally:
+        os.close(listener)
 
 
 def _keep(init: int, alive_r: int, alive_w: int) -> None:

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -29,8 +30,15 @@ from pathlib import Path
 
 from vtcode.config.model import SandboxConfig, SandboxMode
 from vtcode.sandbox import landlock, mounts, seccomp
-from vtcode.sandbox.child import ChildSpec, child_setup, make_undumpable, parent_death_only
+from vtcode.sandbox.child import (
+    Channel,
+    ChildSpec,
+    child_setup,
+    make_undumpable,
+    parent_death_only,
+)
 from vtcode.sandbox.spawner import Spawner
+from vtcode.sandbox.unixbroker import AllowedSockets, start_broker
 
 __all__ = ["FORCE_UNAVAILABLE_ENV", "Launch", "Sandbox", "SandboxState"]
 
@@ -200,11 +208,15 @@ class Sandbox:
         ruleset = None
         real = workspace.resolve()
         plan = mounts.MountPlan((), ())
+        socket_folders = [real]
         if self.mode != SandboxMode.DANGER_FULL_ACCESS:
             ruleset = self._ruleset(real)
             plan = mounts.plan(real)
-            if self.mode == SandboxMode.READ_ONLY:
-                env["TMPDIR"] = str(self._private_temp())
+            # A private temp dir in both modes: its sockets are the command's own (the shared
+            # temp dirs hold ssh-agent's and tmux's, which stay out of reach).
+            env["TMPDIR"] = str(self._private_temp())
+            socket_folders.append(self._private_temp())
+        channel = Channel() if self._filter is not None else None
         spec = ChildSpec(
             parent=parent,
             uid=os.getuid(),
@@ -213,10 +225,15 @@ class Sandbox:
             mounts=plan,
             ruleset_fd=ruleset.fd if ruleset else None,
             socket_filter=self._filter,
+            channel=channel,
         )
-        return Launch(
-            _init_prefix(), child_setup(spec), env, contained=True, spawn=self._spawner().call
-        )
+        spawner = self._spawner()
+        spawn: Spawn = spawner.call
+        if channel is not None:
+            listed = [_root(real, p) for p in self.config.allow_unix_sockets]
+            allowed = AllowedSockets.of(socket_folders, listed)
+            spawn = functools.partial(_spawn_brokered, spawner, channel, allowed)
+        return Launch(_init_prefix(), child_setup(spec), env, contained=True, spawn=spawn)
 
     def _spawner(self) -> Spawner:
         if self._spawner_thread is None:
@@ -256,6 +273,32 @@ class Sandbox:
         if self._private_tmp is not None:
             shutil.rmtree(self._private_tmp, ignore_errors=True)
             self._private_tmp = None
+
+
+def _spawn_brokered(
+    spawner: Spawner,
+    channel: Channel,
+    allowed: AllowedSockets,
+    start: Callable[[], subprocess.Popen[bytes]],
+) -> subprocess.Popen[bytes]:
+    """Start the command, take its seccomp notification fd, and serve it (see `unixbroker`)."""
+    ours, theirs = socket.socketpair()
+    channel.child_fd = theirs.fileno()
+    try:
+        proc = spawner.call(start)
+    finally:
+        channel.child_fd = -1
+        theirs.close()  # now only the init holds it, until its exec: EOF if it failed first
+    try:
+        ours.settimeout(30)
+        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
+    except OSError:
+        fds = []
+    finally:
+        ours.close()
+    if fds:
+        start_broker(fds[0], allowed, name=f"vtcode-unix-broker-{proc.pid}")
+    return proc
 
 
 def _git_dirs(workspace: Path) -> list[Path]:

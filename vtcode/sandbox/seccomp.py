@@ -3,10 +3,13 @@
 Why seccomp and not Landlock: Landlock ABI 6 scopes *abstract* unix sockets (the network
 namespace already separates those), but no ABI up to 7 (this kernel line) controls `connect` to
 a *pathname* socket, and a socket file stays connectable through every mount, read-only or not.
-A filter cannot read the address `connect` is given (a pointer), so it works one step earlier:
-`socket(AF_UNIX, ...)` fails with EACCES, whatever the type. Without an AF_UNIX socket nothing
-can be connected to ssh-agent, docker.sock, D-Bus or a tmux server, wherever their files lie.
-`socketpair` stays allowed (pipes between a command's own processes, which many programs use).
+A filter cannot read the address `connect` is given (a pointer), so it hands every `connect`
+to vtcode (SECCOMP_RET_USER_NOTIF), whose broker (`unixbroker`) reads the address once and makes
+the connection itself, or refuses it: a pathname socket only in the workspace or on
+`sandbox.allow_unix_sockets`. Datagram unix sockets (`socket` and `socketpair`) are refused
+outright (EACCES): `sendto` can name any socket file on every call, and checking each send
+would cost every program. Stream and seqpacket `socketpair`s stay (pipes between a command's own
+processes, which many programs use).
 
 Also refused, since they would walk around the rule: `io_uring_setup` (a ring can create and
 connect sockets without the `socket` syscall), every syscall of another ABI (i386 `socketcall`
@@ -20,29 +23,44 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import platform
 from dataclasses import dataclass
 
 __all__ = ["Filter", "build", "install", "supported"]
 
-_PR_SET_SECCOMP = 22
-_SECCOMP_MODE_FILTER = 2
+_SYS_SECCOMP_SET_MODE_FILTER = 1
+_FLAG_NEW_LISTENER = 1 << 3
 _RET_ALLOW = 0x7FFF0000
+_RET_USER_NOTIF = 0x7FC00000
 _RET_ERRNO = 0x00050000
 _LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
-_OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16  # struct seccomp_data (arg0's low word, little-endian)
+_OFF_NR, _OFF_ARCH, _OFF_ARG0, _OFF_ARG1 = 0, 4, 16, 24  # seccomp_data, low words (little-endian)
 _AF_UNIX = 1
+_SOCK_DGRAM = 2
+_SOCK_TYPE_MASK = 0xF  # SOCK_NONBLOCK and SOCK_CLOEXEC live above it
 _X32_BIT = 0x40000000
 _IO_URING_SETUP = 425  # the unified number on every architecture below
 
-# machine -> (AUDIT_ARCH_*, __NR_socket, has the x32 ABI)
+
+@dataclass(frozen=True, slots=True)
+class _Arch:
+    audit: int
+    socket: int
+    socketpair: int
+    connect: int
+    seccomp: int
+    x32: bool
+
+
 _ARCHES = {
-    "x86_64": (0xC000003E, 41, True),
-    "aarch64": (0xC00000B7, 198, False),
-    "riscv64": (0xC00000F3, 198, False),
+    "x86_64": _Arch(0xC000003E, 41, 53, 42, 317, True),
+    "aarch64": _Arch(0xC00000B7, 198, 199, 203, 277, False),
+    "riscv64": _Arch(0xC00000F3, 198, 199, 203, 277, False),
 }
 
 
@@ -65,6 +83,7 @@ class Filter:
 
     program: ctypes.Array[_SockFilter]
     fprog: _SockFprog
+    nr_seccomp: int
 
 
 def supported() -> bool:
@@ -72,49 +91,81 @@ def supported() -> bool:
     return platform.machine() in _ARCHES
 
 
-def _instructions(machine: str) -> list[tuple[int, int, int, int]]:
-    arch, nr_socket, x32 = _ARCHES[machine]
-    deny_unix = (_RET, 0, 0, _RET_ERRNO | errno.EACCES)
-    deny_all = (_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)
-    allow = (_RET, 0, 0, _RET_ALLOW)
-    # Jumps count from the next instruction.
-    body: list[tuple[int, int, int, int]] = [(_LD_ABS_W, 0, 0, _OFF_ARCH)]
-    checks: list[tuple[str, int, int]] = [("arch", _JEQ, arch)]
-    if x32:
-        checks.append(("x32", _JGE, _X32_BIT))
-    checks += [("uring", _JEQ, _IO_URING_SETUP), ("socket", _JEQ, nr_socket)]
-    # Layout: ld arch; jeq arch; ld nr; [jge x32]; jeq uring; jeq socket; ret allow;
-    #         ld arg0; jeq AF_UNIX; ret allow; ret deny_unix; ret deny_all
-    i_ld_arg = 2 + len(checks) + 1  # ld nr, the checks after the arch one, ret allow
-    i_jeq_unix = i_ld_arg + 1
-    i_allow2 = i_jeq_unix + 1
-    i_deny_unix = i_allow2 + 1
-    i_deny_all = i_deny_unix + 1
-    body.append((_JEQ, 0, i_deny_all - 2, arch))  # at index 1: match -> next, else deny_all
-    body.append((_LD_ABS_W, 0, 0, _OFF_NR))
-    for name, op, value in checks[1:]:
-        here = len(body)
-        if name == "socket":
-            body.append((op, i_ld_arg - here - 1, 0, value))
+# One instruction: (opcode, label jumped to when true, label when false, constant); a plain
+# string is a label naming the next instruction.
+_Ins = tuple[int, str | None, str | None, int]
+
+
+def _program(arch: _Arch) -> list[_Ins | str]:
+    out: list[_Ins | str] = [
+        (_LD_ABS_W, None, None, _OFF_ARCH),
+        (_JEQ, None, "deny_all", arch.audit),
+        (_LD_ABS_W, None, None, _OFF_NR),
+    ]
+    if arch.x32:
+        out.append((_JGE, "deny_all", None, _X32_BIT))
+    out += [
+        (_JEQ, "deny_all", None, _IO_URING_SETUP),
+        (_JEQ, "notify", None, arch.connect),
+        (_JEQ, "unix", None, arch.socket),
+        (_JEQ, "unix", None, arch.socketpair),
+        (_RET, None, None, _RET_ALLOW),
+        "unix",
+        (_LD_ABS_W, None, None, _OFF_ARG0),
+        (_JEQ, None, "allow", _AF_UNIX),
+        (_LD_ABS_W, None, None, _OFF_ARG1),
+        (_AND, None, None, _SOCK_TYPE_MASK),
+        (_JEQ, "deny_unix", "allow", _SOCK_DGRAM),
+        "allow",
+        (_RET, None, None, _RET_ALLOW),
+        "notify",
+        (_RET, None, None, _RET_USER_NOTIF),
+        "deny_unix",
+        (_RET, None, None, _RET_ERRNO | errno.EACCES),
+        "deny_all",
+        (_RET, None, None, _RET_ERRNO | errno.ENOSYS),
+    ]
+    return out
+
+
+def _assemble(program: list[_Ins | str]) -> list[tuple[int, int, int, int]]:
+    """Resolve labels to the relative jumps BPF wants (counted from the next instruction)."""
+    labels: dict[str, int] = {}
+    code: list[_Ins] = []
+    for ins in program:
+        if isinstance(ins, str):
+            labels[ins] = len(code)
         else:
-            body.append((op, i_deny_all - here - 1, 0, value))
-    body.append(allow)
-    body.append((_LD_ABS_W, 0, 0, _OFF_ARG0))
-    body.append((_JEQ, i_deny_unix - i_jeq_unix - 1, 0, _AF_UNIX))
-    body += [allow, deny_unix, deny_all]
-    assert len(body) == i_deny_all + 1
-    return body
+            code.append(ins)
+    out = []
+    for here, (op, jt, jf, k) in enumerate(code):
+        out.append(
+            (
+                op,
+                0 if jt is None else labels[jt] - here - 1,
+                0 if jf is None else labels[jf] - here - 1,
+                k,
+            )
+        )
+    return out
 
 
 def build() -> Filter:
     """The filter for this machine (call `supported` first)."""
-    ins = _instructions(platform.machine())
+    arch = _ARCHES[platform.machine()]
+    ins = _assemble(_program(arch))
     program = (_SockFilter * len(ins))(*(_SockFilter(*i) for i in ins))
-    return Filter(program, _SockFprog(len(ins), program))
+    return Filter(program, _SockFprog(len(ins), program), arch.seccomp)
 
 
-def install(libc: ctypes.CDLL, flt: Filter) -> None:
-    """In the child, after no_new_privs: install the filter (kept across exec)."""
-    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(flt.fprog), 0, 0):
+def install(libc: ctypes.CDLL, flt: Filter) -> int:
+    """In the child, after no_new_privs: install the filter (kept across exec).
+
+    Returns the notification fd on which vtcode's broker (`unixbroker`) answers `connect`.
+    """
+    prog = ctypes.byref(flt.fprog)
+    fd = int(libc.syscall(flt.nr_seccomp, _SYS_SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER, prog))
+    if fd < 0:
         err = ctypes.get_errno()
-        raise OSError(err, f"prctl(PR_SET_SECCOMP): {errno.errorcode.get(err, err)}")
+        raise OSError(err, f"seccomp(SET_MODE_FILTER): {os.strerror(err)}")
+    return fd
