@@ -92,6 +92,7 @@ GIT_ESCAPES = [
     "git log $X",
     "git fetch * .",
     "git fetch {--upload-pack=x,origin}",
+    "shopt -s extglob\ngit fetch @(--upload-pack=*) .",
     "git apply --unsafe-paths p.diff",
     "export {PATH,X}=/tmp; git status",
     'git log "$(cat args)"',

@@ -502,7 +502,10 @@ def _before_dashes(args: list[_Word]) -> list[_Word]:
 
 
 def _may_be_option(word: _Word) -> bool:
-    """An unquoted glob or brace at the start of a word can expand to `-...`."""
+    """An unquoted glob, brace or extglob (`@(...)`, `+(...)`, `!(...)` under `shopt -s
+    extglob`) at the start of a word can expand to `-...`."""
+    if word.text[:2] in ("@(", "+(", "!("):
+        return True
     return not word.literal and word.value is not None and word.text[:1] in ("*", "?", "[", "{")
 
 
