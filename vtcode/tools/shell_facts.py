@@ -5,6 +5,7 @@ stay inside. Values are words after quote removal; None marks a word only known 
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,3 +57,15 @@ def short_value(args: Sequence[str | None], i: int, letter: str) -> tuple[str | 
     if rest:
         return rest, i + 1
     return (args[i + 1] if i + 1 < len(args) else None), i + 2
+
+
+def with_moves(writes: list[str], moves: list[str], limit: int = 8) -> list[str]:
+    """Relative write targets also taken from every folder a `cd` in the line may have moved to
+    (order is not tracked: `cd secrets && echo k > key` writes secrets/key)."""
+    folders = [""]
+    for move in moves[:limit]:
+        folders += [posixpath.join(f, move) for f in folders][: limit - len(folders) + 1]
+    out = list(writes)
+    for folder in folders[1:]:
+        out += [posixpath.join(folder, w) for w in writes if not w.startswith(("/", "~"))]
+    return list(dict.fromkeys(out))

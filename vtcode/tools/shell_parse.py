@@ -22,7 +22,6 @@ Redirections that write (`>`, `>>`, `&>`, `>|`, `<>`) are listed with their targ
 from __future__ import annotations
 
 import functools
-import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,12 +30,12 @@ import tree_sitter
 import tree_sitter_bash
 
 from vtcode.tools.shell_env import VarFlow, screen_builtin
-from vtcode.tools.shell_facts import Findings
+from vtcode.tools.shell_facts import Findings, with_moves
 from vtcode.tools.shell_programs import KNOWN_PROGRAMS, screen_program
 from vtcode.tools.shell_words import Word as _Word
+from vtcode.tools.shell_words import before_dashes, join_continuations, may_be_option
 from vtcode.tools.shell_words import heredoc_text as _heredoc_text
 from vtcode.tools.shell_words import herestring_text as _herestring_text
-from vtcode.tools.shell_words import join_continuations
 from vtcode.tools.shell_words import short as _short
 from vtcode.tools.shell_words import text_of as _text
 from vtcode.tools.shell_words import word_of as _word
@@ -155,7 +154,7 @@ def analyse(script: str) -> ShellAnalysis:
     walker.vars.finish()
     return ShellAnalysis(
         tuple(walker.commands),
-        tuple(_with_moves(walker.writes, walker.moves)),
+        tuple(with_moves(walker.writes, walker.moves)),
         (*walker.unresolved, *(Unresolved(_short(p), w) for p, w in walker.vars.unresolved)),
         tuple(dict.fromkeys(Unresolved(_short(p), w) for p, w in walker.vars.uncovered)),
         tuple(walker.confined),
@@ -375,7 +374,7 @@ class _Walker:
             names = [w.value if w.literal else None for w in args]  # `read P[A]TH` globs
             self._apply(screen_builtin(name, names, self.vars, _text(src)), src)
         self._apply(screen_program(name, [w.value for w in args]), src)
-        if name in KNOWN_PROGRAMS and any(_may_be_option(w) for w in _before_dashes(args)):
+        if name in KNOWN_PROGRAMS and any(may_be_option(w) for w in before_dashes(args)):
             self._flag(
                 _text(src),
                 f"a glob or brace expansion of `{name}` could expand to an option (a file named "
@@ -482,31 +481,6 @@ class _Walker:
                 self.script(stdin, depth + 1)
         elif args[i].value is None:
             self._flag(_text(src), "a shell script path that is not a literal")
-
-
-def _with_moves(writes: list[str], moves: list[str], limit: int = 8) -> list[str]:
-    """Relative write targets also taken from every folder a `cd` in the line may have moved to
-    (order is not tracked: `cd secrets && echo k > key` writes secrets/key)."""
-    folders = [""]
-    for move in moves[:limit]:
-        folders += [posixpath.join(f, move) for f in folders][: limit - len(folders) + 1]
-    out = list(writes)
-    for folder in folders[1:]:
-        out += [posixpath.join(folder, w) for w in writes if not w.startswith(("/", "~"))]
-    return list(dict.fromkeys(out))
-
-
-def _before_dashes(args: list[_Word]) -> list[_Word]:
-    ends = next((i for i, w in enumerate(args) if w.value == "--"), len(args))
-    return args[:ends]
-
-
-def _may_be_option(word: _Word) -> bool:
-    """An unquoted glob, brace or extglob (`@(...)`, `+(...)`, `!(...)` under `shopt -s
-    extglob`) at the start of a word can expand to `-...`."""
-    if word.text[:2] in ("@(", "+(", "!("):
-        return True
-    return not word.literal and word.value is not None and word.text[:1] in ("*", "?", "[", "{")
 
 
 def _has_opt(args: list[_Word], *opts: str) -> bool:

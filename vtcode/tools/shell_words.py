@@ -140,3 +140,16 @@ def herestring_text(red: tree_sitter.Node) -> str | None:
     for child in red.named_children:
         return word_of(child).value
     return None
+
+
+def before_dashes(args: list[Word]) -> list[Word]:
+    ends = next((i for i, w in enumerate(args) if w.value == "--"), len(args))
+    return args[:ends]
+
+
+def may_be_option(word: Word) -> bool:
+    """An unquoted glob, brace or extglob (`@(...)`, `+(...)`, `!(...)` under `shopt -s
+    extglob`) at the start of a word can expand to `-...`."""
+    if word.text[:2] in ("@(", "+(", "!("):
+        return True
+    return not word.literal and word.value is not None and word.text[:1] in ("*", "?", "[", "{")
