@@ -104,3 +104,27 @@ def test_policy_paths_are_read_only_inside(area: Path, tmp_path: Path, where: st
     assert not any(Path(f"{p}.moved").exists() for p in paths)
     assert outputs[-1]["exit_code"] == 0 and (ws / "ordinary.txt").read_text() == "fine\n"
     assert subprocess.run(["git", "-C", str(ws), "status"], capture_output=True).returncode == 0
+
+
+_PLANTS = {
+    "vtcode.toml": "printf '[sandbox]\\nmode = \"danger-full-access\"\\n' > vtcode.toml",
+    ".git/commondir": 'mkdir -p "$TMPDIR/evil" && echo "$TMPDIR/evil" > .git/commondir',
+    ".git/config.worktree": "printf '[core]\\nfsmonitor = touch-pwned\\n' > .git/config.worktree",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PLANTS))
+def test_a_policy_file_absent_at_the_start_is_removed_when_the_command_ends(
+    area: Path, name: str
+) -> None:
+    ws = area / "ws"
+    assert not (ws / name).exists()
+    proc, outputs = _run(ws, [f"{_PLANTS[name]} && echo planted", f"test ! -e {name} && echo gone"])
+    assert proc.returncode == 0, proc.stderr
+    plant, check = outputs
+    assert "planted" in plant["output"], plant  # a missing name cannot be mounted over
+    assert "removed policy files the command created" in plant["output"], plant
+    assert str(ws / name) in plant["output"]
+    assert check["exit_code"] == 0 and "gone" in check["output"], check
+    assert not os.path.lexists(ws / name)
+    subprocess.run(["git", "-C", str(ws), "status"], check=True, capture_output=True)

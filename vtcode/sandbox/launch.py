@@ -104,6 +104,8 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)
     contained: bool = False  # in a PID namespace: nothing it starts can outlive it
     spawn: Spawn = field(default=lambda start: start())  # runs the Popen (on the spawner)
+    # Called once the command has ended: the policy files it planted, now removed.
+    finish: Callable[[], list[Path]] | None = None
 
 
 def _pdeathsig_args() -> list[str] | None:
@@ -233,7 +235,10 @@ class Sandbox:
             listed = [_root(real, p) for p in self.config.allow_unix_sockets]
             allowed = AllowedSockets.of(socket_folders, listed)
             spawn = functools.partial(_spawn_brokered, spawner, channel, allowed)
-        return Launch(_init_prefix(), child_setup(spec), env, contained=True, spawn=spawn)
+        finish = functools.partial(mounts.remove_planted, plan.absent) if plan.absent else None
+        return Launch(
+            _init_prefix(), child_setup(spec), env, contained=True, spawn=spawn, finish=finish
+        )
 
     def _spawner(self) -> Spawner:
         if self._spawner_thread is None:

@@ -14,7 +14,8 @@ A mount point cannot be renamed or removed (EBUSY), so each of them, the workspa
 each git folder (bound onto themselves, still writable) cannot be swapped for a planted copy.
 What does not exist when the command starts cannot be bound: `hooks/`, `info/` and the
 VTCODE_HOME folder are created first (empty, harmless); an absent `vtcode.toml`, git `config`,
-`config.worktree` or `commondir` is a documented limit (docs/security.md).
+`config.worktree` or `commondir` can be created while the command runs, and is removed as soon
+as it has ended (`remove_planted`, called by the exec session).
 
 `plan` runs in vtcode and only reads; `apply` runs in the child between fork and exec, through
 the preloaded libc and nothing else.
@@ -25,13 +26,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from vtcode.config.load import user_config_path
 
-__all__ = ["MountPlan", "apply", "plan", "policy_paths"]
+__all__ = ["MountPlan", "apply", "plan", "policy_paths", "remove_planted"]
 
 _MS_RDONLY = 1
 _MS_NOSUID = 2
@@ -51,6 +54,9 @@ _KEEP = ((2, _MS_NOSUID), (4, _MS_NODEV), (8, _MS_NOEXEC), (1024, _MS_NOATIME),
 _GIT_POLICY = ("config", "config.worktree", "hooks", "info", "commondir")
 _GIT_CREATE = ("hooks", "info")  # folders made first when absent (git ignores them empty)
 _SKIP_WALK = {"objects", "refs", "logs", "lfs"}
+# Absent policy files a command could create (no mount can cover a name that does not exist):
+# removed when the command ends (`remove_planted`).
+_PLANTABLE = {"vtcode.toml", "config", "config.worktree", "commondir"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,7 @@ class MountPlan:
 
     pins: tuple[bytes, ...]
     readonly: tuple[bytes, ...]
+    absent: tuple[Path, ...] = ()  # policy files that did not exist: removed if planted
 
 
 def _git_folders(workspace: Path) -> tuple[list[Path], list[Path]]:
@@ -117,6 +124,27 @@ def policy_paths(workspace: Path, env: Mapping[str, str]) -> tuple[list[Path], l
     return pins, readonly
 
 
+def remove_planted(absent: Iterable[Path]) -> list[Path]:
+    """Remove each policy file that was absent when a command started and exists now.
+
+    Called once the command and everything it started have ended (its PID namespace is gone).
+    A file, link, FIFO or folder alike: none of them may decide what vtcode or git runs next.
+    """
+    removed: list[Path] = []
+    for path in absent:
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+            removed.append(path)
+    return removed
+
+
 def plan(workspace: Path, env: Mapping[str, str] | None = None) -> MountPlan:
     """What `apply` will mount: existing paths only, real paths, folders created where harmless.
 
@@ -126,10 +154,14 @@ def plan(workspace: Path, env: Mapping[str, str] | None = None) -> MountPlan:
     pins, readonly = policy_paths(workspace, env)
     homes = vtcode_home_folders(env)
     for path in readonly:
-        if path.name in _GIT_CREATE or path in homes:
+        if path.name in _GIT_CREATE:
             with contextlib.suppress(OSError):
                 path.mkdir(mode=0o700)  # only when the parent exists
-    return MountPlan(_existing(pins, folders=True), _existing(readonly, folders=False))
+        elif path in homes:
+            with contextlib.suppress(OSError):
+                path.mkdir(mode=0o700, parents=True)
+    absent = tuple(p for p in readonly if p.name in _PLANTABLE and not os.path.lexists(p))
+    return MountPlan(_existing(pins, folders=True), _existing(readonly, folders=False), absent)
 
 
 def _existing(paths: Iterable[Path], *, folders: bool) -> tuple[bytes, ...]:

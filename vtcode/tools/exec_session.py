@@ -86,6 +86,7 @@ class ExecSession:
         full_env = env if env is not None else _policy_env(ShellEnvironmentPolicy(), None)
         launch = launch or Launch([], None)
         self.contained = launch.contained
+        self._finish = launch.finish
         if launch.prefix:
             _check_executable(argv[0], full_env, cwd)  # the launcher would only say "exit 127"
         try:
@@ -160,6 +161,16 @@ class ExecSession:
                 self.timed_out = True
             kill_group(self.pgid, self.proc, KILL_GRACE_SECS)
             code = self.proc.wait()
+        if self._finish is not None:  # contained: everything the command started has ended
+            removed = self._finish()
+            if removed:
+                self._pump.join(timeout=5)  # the output's end: the notice comes last
+                names = ", ".join(str(p) for p in removed)
+                text = f"\n[vtcode sandbox: removed policy files the command created: {names}]\n"
+                notice = text.encode()
+                with self.cond:
+                    self.total_bytes += len(notice)
+                    self.unread.add(notice)
         with self.cond:
             self.exit_code = 128 - code if code < 0 else code  # -SIG -> 128+SIG like a shell
             self.cond.notify_all()
