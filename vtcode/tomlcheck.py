@@ -19,10 +19,13 @@ from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 from vtcode.errors import UsageError
 from vtcode.jsontypes import DecodeError, decode
+from vtcode.tomlbounds import TomlBoundsError, check_bounds
 
 __all__ = ["ErrorFactory", "Locator", "PathKey", "check_unknown_keys", "decode_toml", "path_text"]
 
 T = TypeVar("T")
+MAX_DEPTH = 200  # tomllib recurses once per level and fails near 400 inline tables
+MAX_ENTRIES = 2_000_000  # keys and array items: a long recorded script, not an attack
 PathKey = tuple[str | int, ...]
 # (message, location, hint) -> the error to raise: each format keeps its own error class.
 ErrorFactory = Callable[[str, str, "str | None"], UsageError]
@@ -164,6 +167,12 @@ def decode_toml(
 
     Returns the value, the raw table (for checks the types cannot state) and the locator (for
     the caller's own located errors)."""
+    try:
+        # Bounded before tomllib recurses (a 100k-deep array was a RecursionError): deep enough
+        # for any tool argument (a log line nests at most 127 levels), linear, constant memory.
+        check_bounds(text, max_depth=MAX_DEPTH, max_entries=MAX_ENTRIES)
+    except TomlBoundsError as exc:
+        raise make_error(exc.message, f"{source}:{exc.line}:{exc.col}", None) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,7 +1,7 @@
 """Config input is bounded before parsing (issue 23 item 6), through the real CLI.
 
 Every layer (user config, workspace vtcode.toml, `--config`, `-c`, `config check`) goes through
-`parse_layer`, which walks the text once (`vtcode.config.tomlbounds`) before tomllib sees it: a
+`parse_layer`, which walks the text once (`vtcode.tomlbounds`) before tomllib sees it: a
 hostile file is exit 2 located at file:line:col, in constant memory and time. And `config check`
 runs the permission-rule grammar `exec` runs (`vtcode.config.rule_syntax`), so the two agree.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RunVtcode
-from vtcode.config.tomlbounds import MAX_DEPTH, MAX_ENTRIES
+from vtcode.tomlbounds import MAX_DEPTH, MAX_ENTRIES
 
 DEEP = MAX_DEPTH + 1
 HOSTILE = {
@@ -188,7 +188,7 @@ def test_a_bad_rule_from_a_workspace_file_or_override_is_located(
 def test_bounds_walk_is_linear(tmp_path: Path) -> None:
     """The walk itself: 1 MiB of the worst shapes that stay within the bounds, well under a
     second each (a quadratic walk would take minutes)."""
-    from vtcode.config.tomlbounds import check_bounds
+    from vtcode.tomlbounds import check_bounds
 
     shapes = [
         '"' * 3 + "\\" * 1_000_000 + '"' * 3,
@@ -199,5 +199,21 @@ def test_bounds_walk_is_linear(tmp_path: Path) -> None:
     ]
     for text in shapes:
         t = time.monotonic()
-        check_bounds(text, "t")
+        check_bounds(text)
         assert time.monotonic() - t < 1.0
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["x = " + "[" * 100_000 + "]" * 100_000, "x = " + "{a = " * 50_000 + "1" + "}" * 50_000],
+)
+def test_a_hostile_replay_script_is_exit_2_located(
+    run_vtcode: RunVtcode, tmp_path: Path, body: str
+) -> None:
+    """Replay scripts (and eval tasks) read TOML through `vtcode.tomlcheck`, bounded the same
+    way with their own limits (200 levels): was an internal RecursionError, exit 1."""
+    script = tmp_path / "deep.toml"
+    script.write_text('[provider]\nmodel = "r"\n' + body + "\n")
+    rc, _out, err = run_vtcode(["exec", "--script", str(script), "go"])
+    assert rc == 2, err
+    assert err.startswith(f"error: {script}:3:") and "nested too deeply" in err, err

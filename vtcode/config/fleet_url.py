@@ -14,8 +14,7 @@ import tomllib
 from collections.abc import Mapping
 
 from vtcode.config.layers import ConfigInvalid
-from vtcode.config.load import read_config_text, user_config_path
-from vtcode.config.tomlbounds import check_bounds
+from vtcode.config.load import check_text_bounds, read_config_text, user_config_path
 from vtcode.errors import ConfigError
 
 __all__ = ["fleet_database_url"]
@@ -33,7 +32,7 @@ def fleet_database_url(env: Mapping[str, str] | None = None) -> str | None:
     if not text:
         return None
     try:
-        check_bounds(text, str(path))
+        check_text_bounds(text, str(path))
     except ConfigInvalid as e:
         raise ConfigError(e.problems[0].message, location=e.problems[0].location) from None
     try:

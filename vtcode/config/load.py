@@ -40,7 +40,6 @@ from vtcode.config.layers import lookup as _lookup
 from vtcode.config.model import VtcodeConfig
 from vtcode.config.problems import describe, syntax_problem
 from vtcode.config.rule_syntax import RULE_HINT, RULE_LISTS, RuleSyntaxError, parse_rule
-from vtcode.config.tomlbounds import check_bounds
 from vtcode.config.tomlscan import (
     KeyPath,
     format_key,
@@ -51,6 +50,7 @@ from vtcode.config.trust_policy import Decision, filter_workspace
 from vtcode.config.trust_store import workspace_trusted
 from vtcode.errors import ConfigError
 from vtcode.jsontypes import DecodeError, decode, encode
+from vtcode.tomlbounds import TomlBoundsError, check_bounds
 
 __all__ = [
     "DEFAULTS",
@@ -64,6 +64,7 @@ __all__ = [
     "LoadedConfig",
     "Source",
     "check_text",
+    "check_text_bounds",
     "load_config",
     "override_layer",
     "parse_layer",
@@ -130,6 +131,18 @@ def decode_config_bytes(data: bytes, display: str) -> str:
     return text.removeprefix("\ufeff")
 
 
+def check_text_bounds(text: str, display: str) -> None:
+    """`tomlbounds.check_bounds` as a located `ConfigInvalid` (every config text, any layer)."""
+    try:
+        check_bounds(text)
+    except TomlBoundsError as e:
+        where = f"{display}:{e.line}:{e.col}"
+        raise ConfigInvalid([ConfigProblem(e.message, location=where, hint=_BOUNDS_HINT)]) from None
+
+
+_BOUNDS_HINT = "vtcode.toml is a small settings file; check that this is the file you meant"
+
+
 def parse_layer(text: str, source: Source, display: str | None = None) -> ConfigLayer:
     """Parse one config text; a syntax error raises `ConfigInvalid` located at file:line:col.
 
@@ -137,7 +150,7 @@ def parse_layer(text: str, source: Source, display: str | None = None) -> Config
     here, so the depth and entry bounds (`tomlbounds`) are checked here, before tomllib runs.
     """
     shown = display if display is not None else str(source.path)
-    check_bounds(text, shown)
+    check_text_bounds(text, shown)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -152,7 +165,7 @@ def override_layer(text: str) -> ConfigLayer:
     try:
         if not eq:
             raise ValueError("expected KEY=VALUE")
-        check_bounds(text, display if len(display) <= 80 else display[:79] + "…")
+        check_text_bounds(text, display if len(display) <= 80 else display[:79] + "…")
         path = parse_key(key_text.strip())
     except ValueError as e:
         raise ConfigInvalid([ConfigProblem(str(e), location=display)]) from None

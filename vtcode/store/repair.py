@@ -27,7 +27,14 @@ from vtcode.errors import NotFoundError
 from vtcode.ids import check_id
 from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import close_interrupted, scan_open_run
-from vtcode.store.layout import EVENTS, ensure_root, is_real_dir, lock_path, sessions_root
+from vtcode.store.layout import (
+    EVENTS,
+    INDEX_DIR,
+    ensure_root,
+    is_real_dir,
+    lock_path,
+    sessions_root,
+)
 from vtcode.store.locks import session_lock
 from vtcode.store.logstate import LINE_SLACK, BadLine, LineInfo, parse_line
 from vtcode.store.recovery import recover
@@ -222,6 +229,8 @@ def _repair(sdir: Path, session_id: str, max_line: int) -> RepairReport:
             _write_new(report.quarantine, b"".join(bad))
         fsutil.fsync_dir(sdir)
         fsutil.atomic_write_bytes(path, b"".join(kept))
+    if not is_real_dir(sdir / INDEX_DIR):  # a deleted cache folder, as the writer's open does
+        os.mkdir(sdir / INDEX_DIR, fsutil.DIR_MODE)
     rec = recover(sdir, session_id, max_line=max_line)
     report.cache_note = rec.reason or "manifest and turn index agree with the log"
     return report

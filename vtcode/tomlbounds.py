@@ -5,7 +5,8 @@ scanner, key lookup, merging, the schema check) walks key paths: a 200 KB header
 dotted parts (`[a.a.a…]`) made those tuples quadratic (21 GB) and a few thousand levels ended in a
 RecursionError. So a text is first walked here, once, left to right, without recursion and with
 constant memory (a stack that the depth limit itself bounds), and refused at the first place it
-goes past a limit, located at `display:line:col`:
+goes past a limit, located at `line:col` (`TomlBoundsError`; the config loader makes it a located
+`ConfigInvalid`):
 
 - `MAX_DEPTH` levels of nesting, counting every table-header part, dotted-key part, inline table
   and array from the root (`[a.b]` then `c.d = [{e = 1}]` puts `e` at depth 7);
@@ -18,41 +19,50 @@ through, `tomllib` still parses and rejects as before.
 
 from __future__ import annotations
 
-from vtcode.config.layers import ConfigInvalid, ConfigProblem
-
-__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "check_bounds"]
+__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "TomlBoundsError", "check_bounds"]
 
 MAX_DEPTH = 32  # the deepest real key (`mcp.servers."x".env.NAME`, hook tables) is under 8
 MAX_ENTRIES = 20_000  # a real vtcode.toml has a few hundred keys and list items at most
 
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SCALAR_STOP = frozenset(" \t\r\n,[]{}#\"'=")
-_HINT = "vtcode.toml is a small settings file; check that this is the file you meant"
+
+
+class TomlBoundsError(ValueError):
+    """A text past a bound; `line` and `col` (1-based, in characters) say where."""
+
+    def __init__(self, message: str, line: int, col: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
 
 
 class _Walk:
     """One left-to-right pass; `fail` raises at the offending offset."""
 
-    def __init__(self, text: str, display: str) -> None:
+    def __init__(self, text: str, max_depth: int, max_entries: int) -> None:
         self.s = text
         self.n = len(text)
-        self.display = display
+        self.max_depth = max_depth
+        self.max_entries = max_entries
         self.entries = 0
 
     def fail(self, offset: int, message: str) -> None:
         line = self.s.count("\n", 0, offset) + 1
         col = offset - (self.s.rfind("\n", 0, offset) + 1) + 1
-        problem = ConfigProblem(message, location=f"{self.display}:{line}:{col}", hint=_HINT)
-        raise ConfigInvalid([problem])
+        raise TomlBoundsError(message, line, col)
 
     def entry(self, offset: int) -> None:
         self.entries += 1
-        if self.entries > MAX_ENTRIES:
-            self.fail(offset, f"too many keys and values (more than {MAX_ENTRIES})")
+        if self.entries > self.max_entries:
+            self.fail(offset, f"too many keys and values (more than {self.max_entries})")
 
     def deep(self, offset: int, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            self.fail(offset, f"nested too deeply (more than {MAX_DEPTH} levels of keys/tables)")
+        if depth > self.max_depth:
+            self.fail(
+                offset, f"nested too deeply (more than {self.max_depth} levels of keys/tables)"
+            )
 
     def string_end(self, i: int) -> int:
         """The offset after the string starting at `i` (at a newline if a one-line string is
@@ -175,7 +185,8 @@ class _Walk:
                     i = max(j, i + 1)
 
 
-def check_bounds(text: str, display: str) -> None:
-    """Raise `ConfigInvalid` (located) if `text` nests deeper or holds more entries than the
-    limits allow; linear in the text, constant memory."""
-    _Walk(text, display).run()
+def check_bounds(text: str, *, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES) -> None:
+    """Raise `TomlBoundsError` (located) if `text` nests deeper or holds more entries than the
+    limits allow; linear in the text, constant memory. The defaults are vtcode.toml's; other
+    TOML inputs (replay scripts, eval tasks: `vtcode.tomlcheck`) pass their own."""
+    _Walk(text, max_depth, max_entries).run()
