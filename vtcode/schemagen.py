@@ -21,6 +21,7 @@ from vtcode.context.models import (
     HistoryArchiveMeta,
     SessionMemoryEnvelope,
 )
+from vtcode.eval.results import EVAL_REPORT_SCHEMA_VERSION, EvalReport
 from vtcode.events.types import THREAD_EVENT
 from vtcode.hooks.models import HOOK_PAYLOAD, HookOutput
 from vtcode.jsontypes_schema import SchemaMode, schema_for
@@ -141,6 +142,9 @@ CATALOG: dict[str, Callable[[], dict[str, Any]]] = {
         "steering-queue",
         STEERING_QUEUE_SCHEMA_VERSION,
         "Steering follow-up queue (.vtcode/sessions/<id>/steering/queue.json)",
+    ),
+    "eval-report": _simple(
+        EvalReport, "eval-report", EVAL_REPORT_SCHEMA_VERSION, "vtcode eval --json result"
     ),
     "validate-report": _simple(
         ValidateReport, "validate-report", REPORT_SCHEMA_VERSION, "vtcode validate --json report"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_exec_words, complete_provider, complete_script
-from vtcode.cli.context import AppContext, check_overrides
+from vtcode.cli.cmd_completion import complete_exec_words, complete_script
+from vtcode.cli.context import AppContext
+from vtcode.cli.exec_opts import model_options, overrides_option
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
@@ -52,12 +53,7 @@ def _read_prompt(words: list[str]) -> str | None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the model's last message here (empty when it said nothing).",
 )
-@click.option(
-    "--provider",
-    shell_complete=complete_provider,
-    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
-)
-@click.option("--model", help="Model id (overrides agent.model).")
+@model_options
 @click.option(
     "--script",
     shell_complete=complete_script,
@@ -75,14 +71,7 @@ def _read_prompt(words: list[str]) -> str | None:
     help="Record the provider's responses into a replay script.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No human progress on stderr.")
-@click.option(
-    "-c",
-    "overrides",
-    multiple=True,
-    callback=check_overrides,
-    metavar="KEY=VALUE",
-    help="Override a config key for this run (same as the global -c).",
-)
+@overrides_option
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
 @sandbox_option

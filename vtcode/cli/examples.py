@@ -24,6 +24,16 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ('echo "fix it" | vtcode exec -', "the prompt from stdin"),
         ("vtcode exec resume --last", "continue the last session"),
     ],
+    "eval": [
+        ("vtcode eval evals/public", "every task once with vtcode (replay: each task's script)"),
+        (
+            "vtcode eval evals/public -k 3 --jobs 2 --provider openai --model qwen0.5b "
+            "--agent vtcode --agent codex --agent claude --html eval.html",
+            "three agents side by side on one model",
+        ),
+        ("vtcode eval --resume eval-20261205T130000Z-3f9a1c --json", "finish an eval, as JSON"),
+        ("vtcode eval evals/public --min-pass-rate 0.5", "exit 1 below half the suite"),
+    ],
     "chat": [
         ("vtcode chat", "an interactive session (also `vtcode` alone on a terminal)"),
         ("vtcode chat --provider anthropic --effort medium", "with a real model"),

@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "handoff": ("vtcode.cli.cmd_handoff", "handoff", "Write the handoff for the next session."),
     "notes": ("vtcode.cli.cmd_notes", "notes", "Append to and list the loop's notes."),
     "decisions": ("vtcode.cli.cmd_notes", "decisions", "Append to and list the loop's decisions."),
+    "eval": ("vtcode.cli.cmd_eval", "eval_cmd", "Run a task suite through agents; pass rates."),
     "agent": ("vtcode.cli.cmd_agent", "agent", "Run or verify with a configured subagent."),
     "worktree": ("vtcode.cli.cmd_worktree", "worktree", "List, merge and drop subagent worktrees."),
     "completion": ("vtcode.cli.cmd_completion", "completion", "Print a shell completion script."),

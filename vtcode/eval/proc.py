@@ -1,6 +1,11 @@
-"""One bounded child process: its own process group, stdin closed, output to a file, killed
-whole (the group) when its time is up. Setup commands, checks and agent runs all use it, so
-a task can never leave a stray process behind or hang the eval."""
+"""One bounded child process: its own process group, stdin closed (or a file), output to
+files, killed whole (the group) when its time is up. Setup commands, checks and agent runs all
+use it, so a task can never leave a stray process behind or hang the eval.
+
+Every live child is in a registry so that an interrupted eval (Ctrl-C, SIGTERM) can kill them
+all (`kill_all`); a SIGKILLed eval cannot, which is why agent runs are also started with the
+parent-death signal (`setpriv --pdeathsig KILL`, or vtcode's sandbox launch).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,19 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProcResult", "run_bounded", "tail_text"]
+__all__ = ["ProcResult", "Spawn", "kill_all", "run_bounded", "tail_text"]
 
 KILL_GRACE = 5.0  # seconds between SIGTERM to the group and SIGKILL
+Spawn = Callable[[Callable[[], "subprocess.Popen[bytes]"]], "subprocess.Popen[bytes]"]
+
+_live: set[subprocess.Popen[bytes]] = set()
+_live_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +55,18 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def kill_all() -> None:
+    """SIGKILL the group of every live child (an interrupted eval)."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        _signal_group(proc.pid, signal.SIGKILL)
+
+
+def _direct(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    return start()
+
+
 def run_bounded(
     argv: Sequence[str],
     *,
@@ -53,24 +75,35 @@ def run_bounded(
     timeout: float,
     stdout: Path,
     stderr: Path | None = None,
+    stdin: Path | None = None,
+    preexec: Callable[[], None] | None = None,
+    spawn: Spawn = _direct,
 ) -> ProcResult:
-    """Run `argv` in its own session with stdin closed, stdout (and stderr, or into stdout)
-    to files; kill the whole group after `timeout` seconds. The group is also killed once the
-    leader exits, so a daemonised grandchild cannot outlive the run."""
+    """Run `argv` in its own session with stdin closed (or read from `stdin`), stdout (and
+    stderr, or into stdout) to files; kill the whole group after `timeout` seconds. The group
+    is also killed once the leader exits, so a daemonised grandchild cannot outlive the run."""
     start = time.monotonic()
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(stdout.open("wb"))
         err = stack.enter_context(stderr.open("wb")) if stderr is not None else None
-        try:
-            proc = subprocess.Popen(
+        inp = stack.enter_context(stdin.open("rb")) if stdin is not None else None
+
+        def popen() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
                 list(argv),
                 cwd=cwd,
                 env=dict(env),
-                stdin=subprocess.DEVNULL,
+                stdin=inp if inp is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=err if err is not None else subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=preexec,  # the sandbox's, only when it needs one
             )
+
+        try:
+            with _live_lock:  # registered before a signal could find it missing
+                proc = spawn(popen)
+                _live.add(proc)
         except OSError as exc:
             return ProcResult(None, False, time.monotonic() - start, f"{argv[0]}: {exc.strerror}")
         timed_out = False
@@ -85,6 +118,8 @@ def run_bounded(
             raise
         finally:
             _signal_group(proc.pid, signal.SIGKILL)  # leftovers of the group, if any
+            with _live_lock:
+                _live.discard(proc)
         return ProcResult(proc.returncode, timed_out, time.monotonic() - start)
 
 

@@ -8,10 +8,10 @@ and re-exported here, so `vtcode.eval.suite` is the whole API a suite's own test
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from vtcode.errors import InvalidIdError
 from vtcode.eval.task import GitSetup, Task, TaskError, TaskSetup, TaskSpec
 from vtcode.eval.workspace import (
     CheckResult,
@@ -20,6 +20,7 @@ from vtcode.eval.workspace import (
     protected_digest,
     run_check,
 )
+from vtcode.ids import check_id
 from vtcode.tomlcheck import Locator, decode_toml
 
 __all__ = [
@@ -40,7 +41,7 @@ __all__ = [
 
 TASK_FILE = "task.toml"
 MAX_TASK_BYTES = 1024 * 1024
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MAX_ID_LEN = 96  # room for the agent and repetition in run keys and session ids
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,8 +86,12 @@ def _inside(folder: Path, rel: str) -> bool:
 def _check_spec(spec: TaskSpec, folder: Path, loc: Locator) -> None:
     if spec.id != folder.name:
         raise loc.error(("id",), f"the id {spec.id!r} differs from the folder name {folder.name!r}")
-    if not ID_PATTERN.match(spec.id):
-        raise loc.error(("id",), "an id is letters, digits, '.', '_' and '-' (at most 128)")
+    try:
+        check_id(spec.id, "task id")
+    except InvalidIdError as exc:
+        raise loc.error(("id",), exc.message, hint=exc.hint) from None
+    if len(spec.id) > MAX_ID_LEN:
+        raise loc.error(("id",), f"a task id is at most {MAX_ID_LEN} characters")
     if not spec.prompt.strip():
         raise loc.error(("prompt",), "the prompt is empty")
     if not spec.check or not spec.check[0].strip():

@@ -131,7 +131,8 @@ def _plot(report: SessionReport) -> str:
 
 
 @cache
-def _css() -> str:
+def page_css() -> str:
+    """The report pages' stylesheet (inlined: a page is one self-contained file)."""
     return files("vtcode.report").joinpath("style.css").read_text(encoding="utf-8")
 
 
@@ -148,7 +149,7 @@ def render_html(report: SessionReport) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="generator" content="vtcode {esc(__version__)}">'
-        f"<title>vtcode session {sid}</title><style>{_css()}</style></head>"
+        f"<title>vtcode session {sid}</title><style>{page_css()}</style></head>"
         f"<body><main>{header(report)}{runs_section(report)}{_plot(report)}"
         f'<section class="timeline"><h2>Timeline</h2>'
         f"{_segments(report)}</section>"
