@@ -79,6 +79,9 @@ class Adapter(Protocol):
 
     spec: AgentSpec
 
+    def preflight(self, model: str | None, endpoints: Mapping[str, str]) -> None:
+        """Refuse (UsageError) before anything runs when a run could not start."""
+
     def invocation(self, ctx: RunContext) -> Invocation: ...
 
     def read(self, ctx: RunContext, exit_code: int | None) -> tuple[AgentRecord, Path | None]: ...
@@ -112,6 +115,9 @@ class VtcodeAdapter:
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec
+
+    def preflight(self, model: str | None, endpoints: Mapping[str, str]) -> None:
+        """vtcode checks its own options (a bad one is exit 2 of each run: agent_crashed)."""
 
     def invocation(self, ctx: RunContext) -> Invocation:
         argv = [sys.executable, "-m", "vtcode", "-C", str(ctx.workspace)]
@@ -207,8 +213,8 @@ def _require(program: str) -> str:
     return exe
 
 
-def _endpoint(ctx: RunContext, kind: str, agent: str) -> str:
-    url = ctx.endpoints.get(kind)
+def _endpoint(endpoints: Mapping[str, str], kind: str, agent: str) -> str:
+    url = endpoints.get(kind)
     if not url:
         env = "OPENAI_BASE_URL" if kind == "openai" else "ANTHROPIC_BASE_URL"
         raise UsageError(
@@ -218,10 +224,10 @@ def _endpoint(ctx: RunContext, kind: str, agent: str) -> str:
     return url
 
 
-def _model(ctx: RunContext, agent: str) -> str:
-    if not ctx.model:
+def _model(model: str | None, agent: str) -> str:
+    if not model:
         raise UsageError(f"--agent {agent} needs --model (the same model for every agent)")
-    return ctx.model
+    return model
 
 
 class CodexAdapter:
@@ -233,9 +239,13 @@ class CodexAdapter:
         self.spec = spec
         self.exe = _require("codex")
 
+    def preflight(self, model: str | None, endpoints: Mapping[str, str]) -> None:
+        _model(model, "codex")
+        _endpoint(endpoints, "openai", "codex")
+
     def invocation(self, ctx: RunContext) -> Invocation:
-        url = _endpoint(ctx, "openai", "codex")
-        model = _model(ctx, "codex")
+        url = _endpoint(ctx.endpoints, "openai", "codex")
+        model = _model(ctx.model, "codex")
         config = {
             "model_provider": '"vtcode-eval"',
             "model_providers.vtcode-eval.name": '"vtcode eval"',
@@ -305,9 +315,13 @@ class ClaudeAdapter:
         self.spec = spec
         self.exe = _require("claude")
 
+    def preflight(self, model: str | None, endpoints: Mapping[str, str]) -> None:
+        _model(model, "claude")
+        _endpoint(endpoints, "anthropic", "claude")
+
     def invocation(self, ctx: RunContext) -> Invocation:
-        url = _endpoint(ctx, "anthropic", "claude")
-        model = _model(ctx, "claude")
+        url = _endpoint(ctx.endpoints, "anthropic", "claude")
+        model = _model(ctx.model, "claude")
         argv = [self.exe, "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--model", model, "--dangerously-skip-permissions", "--no-session-persistence"]
         argv += ["--max-turns", str(ctx.task.spec.max_turns)]
@@ -396,6 +410,9 @@ class CommandAdapter:
             raise UsageError(f"--agent-cmd: {exc}") from None
         if "{prompt}" not in template:
             raise UsageError("--agent-cmd needs {prompt} in its template")
+
+    def preflight(self, model: str | None, endpoints: Mapping[str, str]) -> None:
+        """Checked when made: the template parses and names {prompt}."""
 
     def invocation(self, ctx: RunContext) -> Invocation:
         values = {

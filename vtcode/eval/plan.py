@@ -95,14 +95,14 @@ def open_eval(req: PlanRequest, config: VtcodeConfig) -> tuple[EvalStore, EvalPl
                     hint=f"`vtcode eval --resume {plan.eval_id}` finishes it as planned",
                 )
             plan = old
-    for spec in plan.agents:
-        adapter_for(spec)  # a missing peer is exit 2 before anything is written
-    if not store.exists():
-        store.write_plan(plan)
     settings = RunSettings(
         provider=plan.provider,
         model=plan.model,
         config_file=plan.config_file,
         endpoints=peer_endpoints(config, plan.provider),
     )
+    for spec in plan.agents:  # a missing peer, model or endpoint: exit 2, nothing written
+        adapter_for(spec).preflight(settings.model, settings.endpoints)
+    if not store.exists():
+        store.write_plan(plan)
     return store, plan, settings

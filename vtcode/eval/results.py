@@ -66,7 +66,7 @@ class CheckRecord:
     """The checker's verdict on one run."""
 
     passed: bool
-    exit_code: int | None
+    exit_code: int | None = None
     timed_out: bool
     seconds: float
     output: Annotated[str, Doc("the end of its stdout + stderr")]
@@ -82,9 +82,9 @@ class RunRecord:
     repetition: Annotated[int, IntRange(0, 10_000)]
     passed: bool
     failure: Annotated[FailureClass | None, Doc("null when passed")] = None
-    exit_code: Annotated[int | None, Doc("the agent's; negative: killed by that signal")]
+    exit_code: Annotated[int | None, Doc("the agent's; negative: killed by that signal")] = None
     timed_out: bool
-    outcome_subtype: Annotated[str | None, Doc("thread.completed subtype (or the peer's)")]
+    outcome_subtype: Annotated[str | None, Doc("thread.completed subtype (or the peer's)")] = None
     outcome_code: str | None = None
     turns: Count = None
     model_requests: Count = None

@@ -12,6 +12,7 @@ a PID namespace, so nothing they start outlives them).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -105,8 +106,11 @@ def _pdeathsig() -> list[str]:
     return [] if exe is None else [exe, "--pdeathsig", "KILL", "--"]
 
 
-def _temp_root(eval_id: str) -> Path:
-    return Path(tempfile.gettempdir()) / f"vtcode-eval-{os.getuid()}" / eval_id
+def _temp_root(store: EvalStore) -> Path:
+    """Where this eval's runs work: private to the eval's folder (two workspaces may use the
+    same eval id), outside any repository."""
+    tag = hashlib.sha256(str(store.root.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"vtcode-eval-{os.getuid()}" / f"{store.eval_id}-{tag}"
 
 
 def _sandbox_for(plan: EvalPlan, writable: Sequence[Path]) -> Sandbox:
@@ -159,7 +163,7 @@ def _relocate(path: Path | None, attempt: Path, final: Path) -> str | None:
 
 def run_one(plan: EvalPlan, run: PlannedRun, store: EvalStore, settings: RunSettings) -> RunRecord:
     """Run, check and record one planned run (the record is written last)."""
-    temp = _temp_root(plan.eval_id)
+    temp = _temp_root(store)
     temp.mkdir(parents=True, exist_ok=True, mode=0o700)
     attempt = Path(tempfile.mkdtemp(prefix=f"{run.key}-", dir=temp))
     ws, home = attempt / "workspace", attempt / "home"
@@ -251,7 +255,7 @@ def run_eval(
     adapters = [adapter_for(spec) for spec in plan.agents]
     runs = planned_runs(plan, adapters)
     with store.locked():
-        shutil.rmtree(_temp_root(plan.eval_id), ignore_errors=True)
+        shutil.rmtree(_temp_root(store), ignore_errors=True)
         todo = [r for r in runs if store.read_record(r.key) is None]
         done = len(runs) - len(todo)
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="vtcode-eval")
@@ -272,7 +276,7 @@ def run_eval(
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-        shutil.rmtree(_temp_root(plan.eval_id), ignore_errors=True)
+        shutil.rmtree(_temp_root(store), ignore_errors=True)
     return build_report(plan, _records(store, runs))
 
 

@@ -1,0 +1,97 @@
+"""An eval SIGKILLed midway resumes where it stopped: only the missing runs run again, and the
+final document has the shape of an uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.eval.support import replay_task
+from tests.exec_support import spawn_vtcode, vtcode
+
+SLOWISH = """
+[[turn]]
+delay_ms = 400
+text = "Writing it."
+usage = { input_tokens = 1000, output_tokens = 20 }
+[[turn.tool_calls]]
+name = "exec_command"
+arguments = { command = "echo hello > hello.txt" }
+[[turn]]
+text = "Done."
+usage = { input_tokens = 1100, output_tokens = 5 }
+"""
+
+
+def _records(runs: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(runs.glob("*.json"))}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_sigkill_midway_then_resume_runs_only_the_missing(tmp_path: Path) -> None:
+    for i in range(4):
+        replay_task(tmp_path / "suite", f"task-{i}", SLOWISH)
+    proc = spawn_vtcode(["eval", "suite", "-k", "2", "--id", "killed"], tmp_path)
+    runs = tmp_path / ".vtcode" / "evals" / "killed" / "runs"
+    deadline = time.monotonic() + 90
+    children: list[int] = []
+    while len(list(runs.glob("*.json"))) < 3 or not children:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "exited early"
+        assert time.monotonic() < deadline, "no three results and a running agent in 90 s"
+        time.sleep(0.02)
+        children = _agents()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    kept = _records(runs)
+    assert 3 <= len(kept) < 8
+    # The agent that was running dies with the eval (parent-death signal): no orphan remains.
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in children)
+
+    done = vtcode(["eval", "--resume", "killed", "--json"], tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    after = _records(runs)
+    assert len(after) == 8 and doc["complete"]
+    assert {k: after[k] for k in kept} == kept  # finished runs were not run again
+    assert f"[{len(kept) + 1}/8]" in done.stderr and "[1/8]" not in done.stderr
+    assert all(r["passed"] for r in doc["runs"])
+    assert [(r["task_id"], r["repetition"]) for r in doc["runs"]] == [
+        (f"task-{i}", rep) for i in range(4) for rep in range(2)
+    ]
+    # Every kept run folder is whole: a workspace with its session.
+    for r in doc["runs"]:
+        assert Path(r["log"]).is_file()
+    assert sorted(p.name for p in runs.iterdir() if p.is_dir()) == sorted(
+        k.removesuffix(".json") for k in after
+    )
+
+
+def _agents() -> list[int]:
+    """pids of running `vtcode exec --session-id eval-vtcode--...` children."""
+    return [
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit()
+        and b"eval-vtcode--task-" in (line := _cmdline(p))
+        and b"/killed-" in line
+    ]
+
+
+def _cmdline(proc_dir: Path) -> bytes:
+    try:
+        return (proc_dir / "cmdline").read_bytes()
+    except OSError:
+        return b""
