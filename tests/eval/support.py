@@ -84,13 +84,15 @@ def replay_task(
     return folder
 
 
-TEXT_ONLY = """
+_TEXT_TURN = """
 [[turn]]
 text = "I would write hello into hello.txt."
 usage = { input_tokens = 900, output_tokens = 9 }
 """
+# Twice: vtcode may nudge an answer that only announces work once.
+TEXT_ONLY = _TEXT_TURN * 2
 
-CALL_AS_TEXT = """
+_CALL_TURN = """
 [[turn]]
 text = '''
 ```json
@@ -98,6 +100,8 @@ text = '''
 ```'''
 usage = { input_tokens = 900, output_tokens = 19 }
 """
+# Twice: vtcode answers the first with one corrective nudge.
+CALL_AS_TEXT = _CALL_TURN * 2
 
 PROVIDER_FAILS = """
 [[turn]]
