@@ -217,3 +217,40 @@ def test_a_hostile_replay_script_is_exit_2_located(
     rc, _out, err = run_vtcode(["exec", "--script", str(script), "go"])
     assert rc == 2, err
     assert err.startswith(f"error: {script}:3:") and "nested too deeply" in err, err
+
+
+@pytest.mark.parametrize(
+    ("matcher", "valid"),
+    [
+        ("(", False),
+        ("exec_command(", False),
+        ("[a-", False),
+        ("*+", False),
+        ("exec_command|write_file", True),
+        ("*", True),
+        ("", True),
+        ("mcp__.*", True),
+    ],
+)
+def test_config_check_and_exec_agree_on_hook_matchers(
+    run_vtcode: RunVtcode, ws: Path, tmp_path: Path, matcher: str, valid: bool
+) -> None:
+    """A matcher the hooks planner cannot compile was a warning at run time (the hook silently
+    never ran) and `valid` for config check; now both refuse it, located."""
+    f = tmp_path / "hooks.toml"
+    f.write_text(
+        "[[hooks.lifecycle.pre_tool_use]]\n"
+        f"matcher = {json.dumps(matcher)}\n"
+        'hooks = [{ type = "command", command = "true" }]\n'
+    )
+    check = run_vtcode(["-C", str(ws), "config", "check", str(f)])
+    run = run_vtcode(["-C", str(ws), "--config", str(f), "exec", "hi"])
+    if valid:
+        assert (check[0], run[0]) == (0, 0), (check, run)
+        return
+    for rc, _, err in (check, run):
+        assert rc == 2, err
+        assert err.startswith(
+            f"error: {f}:2:1: hooks.lifecycle.pre_tool_use[0].matcher: invalid"
+        ), err
+    assert check[2] == run[2]

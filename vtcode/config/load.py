@@ -39,7 +39,13 @@ from vtcode.config.layers import Found as _Found
 from vtcode.config.layers import lookup as _lookup
 from vtcode.config.model import VtcodeConfig
 from vtcode.config.problems import describe, syntax_problem
-from vtcode.config.rule_syntax import RULE_HINT, RULE_LISTS, RuleSyntaxError, parse_rule
+from vtcode.config.rule_syntax import (
+    RULE_HINT,
+    RULE_LISTS,
+    RuleSyntaxError,
+    compile_matcher,
+    parse_rule,
+)
 from vtcode.config.tomlscan import (
     KeyPath,
     format_key,
@@ -366,8 +372,8 @@ def _schema_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> l
 
 
 def _rule_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> list[ConfigProblem]:
-    """Each permission rule the merged config holds, parsed by the grammar exec parses it with
-    (`rule_syntax`), so `config check` refuses what `exec` would."""
+    """Each permission rule and hook matcher the merged config holds, parsed as exec and the
+    hooks planner parse them (`rule_syntax`), so `config check` refuses what they would."""
     out: list[ConfigProblem] = []
     for path in RULE_LISTS:
         table = merged.get(path[0])
@@ -380,6 +386,17 @@ def _rule_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> lis
             except RuleSyntaxError as e:
                 problem = _at(layers, (*path, i), str(e))
                 out.append(dataclasses.replace(problem, hint=RULE_HINT))
+    hooks = merged.get("hooks")
+    lifecycle = hooks.get("lifecycle") if isinstance(hooks, dict) else None
+    for event, matchers in (lifecycle if isinstance(lifecycle, dict) else {}).items():
+        for i, m in enumerate(matchers if isinstance(matchers, list) else []):
+            matcher = m.get("matcher") if isinstance(m, dict) else None
+            if not isinstance(matcher, str):
+                continue
+            try:
+                compile_matcher(matcher)
+            except RuleSyntaxError as e:
+                out.append(_at(layers, ("hooks", "lifecycle", event, i, "matcher"), str(e)))
     return out
 
 

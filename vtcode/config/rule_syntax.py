@@ -1,4 +1,5 @@
-"""The grammar of one permission rule (`tool`, `tool(pattern)`), read by config and tools alike.
+"""The grammar of permission rules (`tool`, `tool(pattern)`) and hook matchers, read by config,
+tools and hooks alike.
 
 `vtcode.tools.permissions` matches rules against calls; the config loader must refuse the same
 malformed rules (`exec_command(`, `exec_command()`, `mcp__x__(`) when a file is loaded or
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["RULE_HINT", "RULE_LISTS", "RuleSyntaxError", "parse_rule"]
+__all__ = ["RULE_HINT", "RULE_LISTS", "RuleSyntaxError", "compile_matcher", "parse_rule"]
 
 RULE_HINT = "use `tool`, `tool(pattern)` or `*`, e.g. `exec_command(git *)`"
 RULE_LISTS = (("permissions", "allow"), ("permissions", "ask"), ("permissions", "deny"))
@@ -30,3 +31,17 @@ def parse_rule(text: object) -> tuple[str, str | None]:
         raise RuleSyntaxError(f"invalid permission rule {text!r}")
     pattern = m.group(2).strip() if m.group(2) is not None else None
     return m.group(1), pattern
+
+
+def compile_matcher(text: str | None) -> re.Pattern[str] | None:
+    """A hook matcher (`[[hooks.lifecycle.EVENT]] matcher`): None, "" and "*" match every
+    subject, anything else is a regex the whole subject must match. `RuleSyntaxError` when it
+    does not compile: the hooks planner then skips the hook with a warning, and loading or
+    checking the config refuses it with its location (a guard that silently never runs is
+    worse than a run that does not start)."""
+    if text in (None, "", "*"):
+        return None
+    try:
+        return re.compile(text or "")
+    except re.error as e:
+        raise RuleSyntaxError(f"invalid regex: {e}") from None

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vtcode.config.model import HookMatcher, LifecycleHooks, VtcodeConfig
+from vtcode.config.rule_syntax import RuleSyntaxError, compile_matcher
 from vtcode.config.trust_store import hooks_fingerprint, is_trusted
 from vtcode.jsontypes import encode
 
@@ -136,13 +137,9 @@ def plan_hooks(
                 skipped += len(m_hooks.hooks)
                 continue
             try:
-                pattern = (
-                    None
-                    if m_hooks.matcher in (None, "", "*")
-                    else re.compile(m_hooks.matcher or "")
-                )
-            except re.error as e:
-                problems.append(f"hooks.lifecycle.{event}[{k}].matcher: invalid regex: {e}")
+                pattern = compile_matcher(m_hooks.matcher)
+            except RuleSyntaxError as e:
+                problems.append(f"hooks.lifecycle.{event}[{k}].matcher: {e}")
                 continue
             for j, h in enumerate(m_hooks.hooks):
                 where = f"hooks.lifecycle.{event}[{k}].hooks[{j}]"
