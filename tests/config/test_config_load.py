@@ -115,7 +115,8 @@ def test_origin_tells_workspace_hooks_from_user_hooks(ws: Path, user_home: Path)
     assert loaded.origin("hooks.lifecycle.stop") == Source(Layer.DEFAULTS)
     origins = loaded.origins()
     assert origins["hooks.lifecycle.pre_compact"].layer is Layer.USER
-    assert origins["agent.provider"].layer is Layer.DEFAULTS
+    assert origins["agent.max_conversation_turns"].layer is Layer.DEFAULTS
+    assert "agent.provider" not in origins  # no default provider: unset until chosen
 
 
 @pytest.mark.parametrize(

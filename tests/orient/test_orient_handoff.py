@@ -195,7 +195,9 @@ def test_cli_writes_the_handoff_and_the_next_session_takes_it_over(
     rc, out, _ = run_vtcode(["orient"], cwd=tmp_path)
     assert "## HANDOFF FROM PREVIOUS AGENT" in out and "parser done" in out
     # A real session orients from it, then archives it: the session after that does not see it.
-    rc, _, err = run_vtcode(["exec", "--session-id", "next-1", "continue"], cwd=tmp_path)
+    rc, _, err = run_vtcode(
+        ["exec", "--provider", "replay", "--session-id", "next-1", "continue"], cwd=tmp_path
+    )
     assert rc == 0, err
     assert not (tmp_path / ".vtcode/tasks/current_handoff.md").exists()
     archived = sorted(p.name for p in (tmp_path / ".vtcode/tasks/handoffs").iterdir())

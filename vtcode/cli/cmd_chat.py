@@ -6,8 +6,9 @@ import sys
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_provider, complete_script, complete_session_id
+from vtcode.cli.cmd_completion import complete_script, complete_session_id
 from vtcode.cli.context import AppContext, check_overrides
+from vtcode.cli.exec_opts import provider_option
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
@@ -26,11 +27,7 @@ pipes use `vtcode exec`, which exits 2 here."""
 
 @click.command("chat", epilog=EPILOG)
 @click.argument("prompt", nargs=-1)
-@click.option(
-    "--provider",
-    shell_complete=complete_provider,
-    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
-)
+@provider_option
 @click.option("--model", help="Model id (overrides agent.model); /model switches later.")
 @click.option(
     "--script",

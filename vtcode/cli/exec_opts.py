@@ -18,12 +18,23 @@ from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["exec_args", "exec_model_options", "model_options", "overrides_option"]
+__all__ = [
+    "exec_args",
+    "exec_model_options",
+    "model_options",
+    "overrides_option",
+    "provider_option",
+]
 
-_PROVIDER = click.option(
+provider_option = click.option(
     "--provider",
     shell_complete=complete_provider,
-    help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
+    envvar="VTCODE_PROVIDER",
+    show_envvar=True,
+    help=(
+        "openai, anthropic, openai-responses, replay or a [providers.NAME] table; no default"
+        " (--script implies replay)."
+    ),
 )
 _MODEL = click.option("--model", help="Model id (overrides agent.model).")
 _OVERRIDES = click.option(
@@ -38,7 +49,7 @@ _OVERRIDES = click.option(
 
 def model_options(func: F) -> F:
     """--provider, --model (passed as provider, model)."""
-    return _PROVIDER(_MODEL(func))
+    return provider_option(_MODEL(func))
 
 
 def overrides_option(func: F) -> F:

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 import rich_click as click
 
-from vtcode.cli.cmd_completion import complete_provider, complete_script
+from vtcode.cli.cmd_completion import complete_script
+from vtcode.cli.exec_opts import provider_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,11 +23,7 @@ _OPTIONS = (
     click.option("--max-steps", type=click.IntRange(min=0), help="Budget: total steps (stored)."),
     click.option("--max-tokens", type=click.IntRange(min=0), help="Budget: total tokens (stored)."),
     click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD (stored)."),
-    click.option(
-        "--provider",
-        shell_complete=complete_provider,
-        help="replay (default), openai, anthropic, openai-responses or a [providers.NAME] table.",
-    ),
+    provider_option,
     click.option(
         "--script",
         shell_complete=complete_script,

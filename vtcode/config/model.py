@@ -140,8 +140,12 @@ class AgentConfig:
     """`[agent]`: provider, model and the harness."""
 
     provider: Annotated[
-        str, Doc("replay | openai | anthropic | openai-responses | a [providers.NAME] table")
-    ] = "replay"
+        str | None,
+        Doc(
+            "replay | openai | anthropic | openai-responses | a [providers.NAME] table;"
+            " no default: a run with none chosen (and no --script) is refused, exit 2"
+        ),
+    ] = None
     model: str | None = None
     reasoning_effort: ReasoningEffort | None = None
     max_task_retries: Annotated[U32, Doc("retries of a transient provider failure")] = 2

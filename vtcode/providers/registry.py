@@ -28,7 +28,13 @@ from vtcode.providers.retry import RetryPolicy
 if TYPE_CHECKING:  # the classes import httpx, which a replay run never loads
     from vtcode.providers.http_provider import HTTPProvider
 
-__all__ = ["KIND_CLASSES", "KNOWN_PROVIDERS", "make_provider"]
+__all__ = [
+    "KIND_CLASSES",
+    "KNOWN_PROVIDERS",
+    "PROVIDER_ENV",
+    "chosen_provider",
+    "make_provider",
+]
 
 Factory = Callable[[VtcodeConfig, str | None, str | None, Path], Provider]
 
@@ -141,6 +147,27 @@ def _configured(
 
 _FACTORIES: dict[str, Factory] = {"replay": _replay}
 KNOWN_PROVIDERS: tuple[str, ...] = ("replay", *(k.value for k in ProviderKind))
+
+
+PROVIDER_ENV = "VTCODE_PROVIDER"
+
+
+def chosen_provider(name: str | None, *, script: str | None) -> str:
+    """The provider a run uses: the one chosen (flag, `VTCODE_PROVIDER`, `agent.provider`), or
+    replay when only a script was given. None of them is a usage error, never a default: a CI job
+    that forgot its provider must fail loudly instead of "succeeding" on a scripted model."""
+    if name is not None and name.strip():
+        return name
+    if script is not None:
+        return "replay"
+    raise UsageError(
+        "no provider chosen",
+        hint=(
+            f"choose one with --provider NAME, the {PROVIDER_ENV} environment variable, or"
+            " agent.provider in vtcode.toml; --script FILE (or --provider replay) runs the"
+            " embedded replay provider. Providers: " + ", ".join(KNOWN_PROVIDERS)
+        ),
+    )
 
 
 def make_provider(

@@ -44,7 +44,7 @@ from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.messages import Message
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
-from vtcode.providers.registry import make_provider
+from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.resume_check import refuse_invalid_log
@@ -245,7 +245,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
     # The provider is built before the session exists: a bad script, a missing key or an
     # unknown provider (exit 2) must not leave an empty session behind or use up its id.
     provider: Provider = make_provider(
-        req.provider or cfg.agent.provider,
+        chosen_provider(req.provider or cfg.agent.provider, script=req.script),
         config=cfg,
         model=req.model,
         script=req.script,

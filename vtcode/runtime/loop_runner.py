@@ -42,6 +42,7 @@ from vtcode.orient.models import (
     LoopStepStatus,
 )
 from vtcode.orient.progress import is_complete, load_progress
+from vtcode.providers.registry import chosen_provider
 from vtcode.runtime.exec_run import ExecRequest, run_exec
 from vtcode.runtime.hooks import default_hooks_factory
 from vtcode.store.layout import session_dir
@@ -122,6 +123,8 @@ def run_loop(req: LoopRunRequest) -> LoopRunReport:
     loop_id = check_id(req.loop_id, "loop id")
     if req.steps < 1:
         raise UsageError("--steps must be at least 1")
+    # No provider chosen is a usage error before any step is recorded (exec checks it too).
+    chosen_provider(req.provider or req.config.agent.provider, script=req.script)
     ws = req.workspace
     say = req.notify or (lambda _m: None)
     with loop_lock(ws, loop_id):
