@@ -472,7 +472,7 @@ def test_prompt_argument_is_the_first_turn(chat: Callable[..., Chat]) -> None:
 
 
 def test_vtcode_without_a_command_on_a_tty_runs_chat(chat: Callable[..., Chat]) -> None:
-    c = chat(None)
+    c = chat(None, env={"VTCODE_PROVIDER": "replay"})  # no default provider (issue 26.1)
     c.wait_text("vtcode chat: session")
     c.say("/help")
     c.wait_text("/plan [TEXT]")

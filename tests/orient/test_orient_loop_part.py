@@ -67,7 +67,10 @@ def test_new_session_links_to_the_previous_ledger(tmp_path: Path) -> None:
     assert part.monitor.ledger.previous_session_id == "old"
     assert part.monitor.ledger.known_issues == ["x"]
     section = part.orientation()
-    assert section is not None and "### Progress\nGoal: g | Completion: 100%" in section
+    # Another session's goal is history, never this session's progress (issue 26.2).
+    assert section is not None and "### Progress" not in section
+    assert "### Previous Run\nPrevious session old (a different run, not this task)" in section
+    assert section.endswith("its goal was: g")
 
 
 def test_handoff_is_shown_once_then_archived_but_survives_an_in_run_reset(tmp_path: Path) -> None:

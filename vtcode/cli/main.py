@@ -210,7 +210,10 @@ def cli(
     if chat is None:
         click.echo(ctx.get_help())
         return int(ExitCode.USAGE)
-    result: Any = ctx.invoke(chat)
+    # Parsed as `vtcode chat` with no arguments (not ctx.invoke, which skips environment
+    # variables such as VTCODE_PROVIDER).
+    with chat.make_context("chat", [], parent=ctx) as sub:
+        result: Any = chat.invoke(sub)
     return int(result) if isinstance(result, int) else None
 
 

@@ -49,6 +49,8 @@ class OrientationContext:
     """Upstream's `OrientationContext`: every part optional; the handoff is kept rendered too."""
 
     progress_summary: str | None = None
+    # vtcode: the previous session's goal and how it ended, as history (never as progress).
+    previous_run: str | None = None
     spec_summary: str | None = None
     contract_summary: str | None = None
     sprint_contract_summary: str | None = None
@@ -70,6 +72,7 @@ class OrientationContext:
         """`[Orientation Context]` and its `###` sections, or None when there is nothing."""
         sections = [
             ("Progress", self.progress_summary),
+            ("Previous Run", self.previous_run),
             ("Spec", self.spec_summary),
             ("Contract", self.contract_summary),
             ("Sprint Contract", self.sprint_contract_summary),
@@ -183,13 +186,25 @@ def consume_reset_manifest(workspace: Path) -> None:
 def gather_orientation(workspace: Path, session_id: str | None = None) -> OrientationContext:
     """Read every artifact (best effort). The ledger is this session's, else the latest one."""
     from vtcode.orient.handoff import load_handoff
-    from vtcode.orient.progress import latest_progress, load_progress, summary_line
+    from vtcode.orient.progress import (
+        latest_progress,
+        load_progress,
+        previous_run_line,
+        summary_line,
+    )
 
     ws = Path(workspace)
-    ledger = load_progress(ws, session_id) if session_id else None
-    if ledger is None:
-        ledger = latest_progress(ws)
-    ctx = OrientationContext(progress_summary=summary_line(ledger) if ledger else None)
+    if session_id is None:  # `vtcode orient`: no task of its own, the latest ledger is the news
+        latest = latest_progress(ws)
+        ctx = OrientationContext(progress_summary=summary_line(latest) if latest else None)
+    else:
+        # A run's `### Progress` is its own goal only. Another session's ledger is history: its
+        # "Completion: 100%" shown as this task's progress told a new task it was already done.
+        own = load_progress(ws, session_id)
+        ctx = OrientationContext(
+            progress_summary=summary_line(own) if own is not None and own.goal else None,
+            previous_run=previous_run_line(ws, latest_progress(ws, exclude=session_id)),
+        )
     for name, (filename, label) in ARTIFACTS.items():
         setattr(ctx, name, read_artifact_summary(tasks_dir(ws) / filename, label))
     ctx.recent_git_log = gitutil.recent_log(ws)

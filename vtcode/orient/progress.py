@@ -34,6 +34,7 @@ __all__ = [
     "is_complete",
     "is_stalled",
     "latest_progress",
+    "previous_run_line",
     "load_progress",
     "new_ledger",
     "note_advance",
@@ -124,6 +125,29 @@ def summary_line(ledger: ProgressLedger) -> str:
     return (
         f"Goal: {ledger.goal} | Completion: {completion_ratio(ledger) * 100:.0f}% | "
         f"Confidence: {ledger.confidence:.2f} | {state}"
+    )
+
+
+def previous_run_line(workspace: Path, ledger: ProgressLedger | None) -> str | None:
+    """Another session's goal and how it ended, as history for a new run's orientation.
+
+    Never phrased as progress: a finished earlier task is not this task's completion. The
+    ending comes from that session's manifest (its last run's subtype), when it can be read."""
+    if ledger is None or not ledger.goal:
+        return None
+    from vtcode.errors import VtcodeError
+    from vtcode.store.reader import summarize
+
+    ended = "did not record how it ended"
+    try:
+        last = summarize(workspace, ledger.session_id).last_run
+    except (OSError, VtcodeError):
+        last = None
+    if last is not None:
+        ended = f"ended {last.subtype}"
+    return (
+        f"Previous session {ledger.session_id} (a different run, not this task) {ended} at"
+        f" {ledger.updated_at}; its goal was: {ledger.goal}"
     )
 
 

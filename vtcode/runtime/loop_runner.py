@@ -123,8 +123,6 @@ def run_loop(req: LoopRunRequest) -> LoopRunReport:
     loop_id = check_id(req.loop_id, "loop id")
     if req.steps < 1:
         raise UsageError("--steps must be at least 1")
-    # No provider chosen is a usage error before any step is recorded (exec checks it too).
-    chosen_provider(req.provider or req.config.agent.provider, script=req.script)
     ws = req.workspace
     say = req.notify or (lambda _m: None)
     with loop_lock(ws, loop_id):
@@ -193,6 +191,8 @@ def _run_steps(
                 f"{budget_status.value} ({_usage_text(state)})"
             )
             return LoopRunReport(state.loop_id, ExitCode.MAX_BUDGET, state, ran, budget_status, msg)
+        # No provider chosen is a usage error before any step is recorded (exec checks it too).
+        chosen_provider(req.provider or req.config.agent.provider, script=req.script)
         k = state.step_index + 1
         session_id = new_session_id()
         step = LoopStep(
