@@ -202,7 +202,12 @@ def test_completes_when_every_milestone_is_done(tmp_path: Path) -> None:
     tasks = tmp_path / ".vtcode/tasks"
     tasks.mkdir(parents=True)
     (tasks / "current_task.md").write_text("# Tasks\n\n- [ ] one\n- [ ] two\n")
-    r = run(tmp_path, "--steps", "5", "--script", "loop-task-tracker", "finish the list")
+    # The script ticks the list with `sed -i` through exec_command; `.vtcode/` is read-only to
+    # sandboxed commands (issue 23), so only danger-full-access lets a command edit the tracker.
+    r = run(
+        tmp_path, "--steps", "5", "--script", "loop-task-tracker", "--sandbox",
+        "danger-full-access", "finish the list",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     st = state(tmp_path)
     assert (st.step_index, st.status.value) == (2, "completed")
