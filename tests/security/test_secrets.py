@@ -288,8 +288,9 @@ def test_policy_keys_reach_a_real_child(tmp_path: Path) -> None:
         if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
     ]
     names = {ln.split("=", 1)[0] for ln in output.splitlines() if "=" in ln}
-    # bash adds PWD, SHLVL and _; the harness its no-pager/no-colour settings.
-    assert names - {"PWD", "SHLVL", "_"} == {
+    # bash adds PWD, SHLVL and _; the harness its no-pager/no-colour settings; the sandbox
+    # the command's private TMPDIR.
+    assert names - {"PWD", "SHLVL", "_", "TMPDIR"} == {
         "PATH",
         "VT_KEEP",
         "VT_SET",

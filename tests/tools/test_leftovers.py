@@ -1,10 +1,12 @@
 """No leftovers: SIGKILL vtcode during a command that started a child and a `setsid` daemon.
 
 The command (run by the real CLI through exec_command) starts a background child and a
-`setsid` grandchild, each a `sleep` that first writes its host pid (read from /proc/self/stat,
-which the host's procfs reports in the host's numbering even inside the sandbox's PID namespace).
-The test SIGKILLs vtcode, then checks each pid with its start time, so a recycled pid cannot pass
-for a survivor. Also: the spool cap (`tools.max_spool_bytes`) through the CLI.
+`setsid` grandchild, each a `sleep` that first writes its pid (read from /proc/self/stat) and
+says it has started. In the sandbox that pid is the PID namespace's own (the command has its own
+/proc), so the test finds the sleepers' host pids among vtcode's descendants (the setsid daemon
+too: it stays below the namespace's init). The test SIGKILLs vtcode, then checks each pid with
+its start time, so a recycled pid cannot pass for a survivor. Also: the spool cap
+(`tools.max_spool_bytes`) through the CLI.
 """
 
 from __future__ import annotations
@@ -46,6 +48,34 @@ def _script(path: Path) -> Path:
     return path
 
 
+def _descendants(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for kid in (int(p) for p in (task / "children").read_text().split()):
+                kids += [kid, *_descendants(kid)]
+    except OSError:  # it exited meanwhile
+        pass
+    return kids
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _sleepers_below(pid: int) -> list[int]:
+    """The two sleepers' host pids, once both have become `sleep` (bounded)."""
+    deadline = time.monotonic() + 30
+    while True:
+        found = [p for p in _descendants(pid) if _comm(p) == "sleep"]
+        if len(found) == 2 or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)  # the exec after the pid file has no fd to wait on
+
+
 def _gone_within(pid: int, started: int, seconds: float) -> bool:
     """Whether the process (pid + start time) is gone, checked until a bound (it dies async)."""
     deadline = time.monotonic() + seconds
@@ -74,10 +104,13 @@ def _start_and_kill(ws: Path, env: dict[str, str], seen: list[tuple[int, int]]) 
     try:
         for name in ("child.pid", "daemon.pid"):
             wait_for_path(ws / name, proc, name)
-            pid = int((ws / name).read_text())
+        written = [int((ws / name).read_text()) for name in ("child.pid", "daemon.pid")]
+        host = written if FORCE_UNAVAILABLE_ENV in env else _sleepers_below(proc.pid)
+        for pid in host:
             started = start_time(pid)
             assert started is not None
             seen.append((pid, started))
+        assert len(seen) == 2
     finally:
         proc.kill()  # SIGKILL: no atexit, no close_all
         proc.communicate(timeout=60)
