@@ -7,21 +7,26 @@ Known near misses (a plausible wrong answer per task) must fail too, so a checke
 looks at the visible tests is caught, and so must a workspace that only pretends: modules named
 like the stdlib, or programs that exit 0 at once. The replay-scripted tasks are solved end to
 end by the real `vtcode exec --script` (real tools, real sandboxed commands) and then pass the
-same check.
+same check, through `vtcode eval` as CI and a demo would run them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.exec_support import REPO, SESSION, canonical_lines, vtcode
+from tests.exec_support import REPO, canonical_lines, vtcode
 from vtcode.eval.suite import (
+    CheckResult,
     Task,
     apply_reference,
     load_suite,
@@ -169,72 +174,113 @@ def test_task_toml_writes_out_every_field(task: Task) -> None:
     assert task.spec.prompt == task.spec.prompt.strip() and len(task.spec.prompt) < 1200
 
 
-@pytest.mark.parametrize("task", SUITE.tasks, ids=_ids(list(SUITE.tasks)))
-def test_checker_fails_on_setup_passes_on_reference(task: Task, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    materialize(task, workspace)
-    before = protected_digest(task, workspace)
-    for pattern in task.spec.protect:
-        assert list(workspace.glob(pattern)), f"protect glob {pattern!r} matches nothing"
-    untouched = run_check(task, workspace)
-    assert not untouched.passed, f"the checker passes the untouched setup:\n{untouched.output}"
-    assert "FAIL" in untouched.output, "a failing check says why"
-    apply_reference(task, workspace)
-    assert protected_digest(task, workspace) == before, "the reference changes a protected file"
-    solved = run_check(task, workspace)
-    assert solved.passed, f"the checker rejects the reference:\n{solved.output}"
-
-
-@pytest.mark.parametrize("task_id", sorted(NEAR_MISSES))
-def test_checker_rejects_a_near_miss(task_id: str, tmp_path: Path) -> None:
-    task = TASKS[task_id]
-    workspace = tmp_path / "ws"
-    materialize(task, workspace)
-    _overlay(workspace, NEAR_MISSES[task_id])
-    result = run_check(task, workspace)
-    assert not result.passed, f"{task_id}: a near miss passes:\n{result.output}"
-
-
 # Modules the checkers (and unittest, runpy) import, planted in the workspace as code that ends
 # the process with status 0 the moment it is imported.
 SHADOWS = ["json", "subprocess", "re", "pathlib", "csv", "ast", "tempfile", "shutil", "unittest",
            "runpy", "contextlib", "traceback", "sitecustomize", "usercustomize"]  # fmt: skip
+SHADOWED = {"fix-off-by-one", "rename-symbol", "csv-sum", "add-cli-flag"}
 EXIT_0 = {".py": "import os\nos._exit(0)\n", ".sh": "exit 0\n"}
 
 
-@pytest.mark.parametrize("task_id", ["fix-off-by-one", "rename-symbol", "csv-sum", "add-cli-flag"])
-def test_a_workspace_module_named_like_the_stdlib_cannot_fake_a_pass(
-    task_id: str, tmp_path: Path
-) -> None:
-    task = TASKS[task_id]
-    workspace = tmp_path / "ws"
-    materialize(task, workspace)
-    _overlay(workspace, {f"{name}.py": EXIT_0[".py"] for name in SHADOWS})
-    result = run_check(task, workspace)
-    assert not result.passed, result.output
+def _exit_0_programs(task: Task) -> dict[str, str]:
+    """Every program the reference adds or changes, as one that exits 0 at once."""
+    return {
+        p.relative_to(task.reference_dir).as_posix(): EXIT_0[p.suffix]
+        for p in task.reference_dir.rglob("*")
+        if p.suffix in EXIT_0
+    }
 
 
-@pytest.mark.parametrize(
-    "task",
-    [t for t in SUITE.tasks if any(p.suffix in EXIT_0 for p in t.reference_dir.rglob("*"))],
-    ids=lambda t: t.id,
-)
-def test_code_that_exits_0_when_run_fails_the_check(task: Task, tmp_path: Path) -> None:
-    """Every program the reference adds or changes, replaced by one that exits 0 at once: a
-    checker that trusted exit statuses alone would pass it; each must ask for real output."""
-    workspace = tmp_path / "ws"
-    materialize(task, workspace)
-    apply_reference(task, workspace)
-    _overlay(
-        workspace,
-        {
-            p.relative_to(task.reference_dir).as_posix(): EXIT_0[p.suffix]
-            for p in task.reference_dir.rglob("*")
-            if p.suffix in EXIT_0
-        },
+@dataclass(frozen=True, slots=True)
+class Verdicts:
+    """What one task's checker said about each prepared workspace (None: not applicable)."""
+
+    untouched: CheckResult
+    reference: CheckResult
+    near_miss: CheckResult
+    exit_0: CheckResult | None
+    shadowed: CheckResult | None
+    protected_before: Mapping[str, str]
+    protected_after_reference: Mapping[str, str]
+    unmatched_protect: list[str]
+
+
+def _verdicts(task: Task, root: Path) -> Verdicts:
+    def fresh(name: str, *overlays: dict[str, str], reference: bool = False) -> Path:
+        workspace = root / task.id / name
+        materialize(task, workspace)
+        if reference:
+            apply_reference(task, workspace)
+        for files in overlays:
+            _overlay(workspace, files)
+        return workspace
+
+    main = fresh("main")
+    before = protected_digest(task, main)
+    unmatched = [p for p in task.spec.protect if not list(main.glob(p))]
+    untouched = run_check(task, main)
+    apply_reference(task, main)
+    after = protected_digest(task, main)
+    exit_0 = _exit_0_programs(task)
+    shadows = {f"{name}.py": EXIT_0[".py"] for name in SHADOWS}
+    return Verdicts(
+        untouched=untouched,
+        reference=run_check(task, main),
+        near_miss=run_check(task, fresh("near-miss", NEAR_MISSES[task.id])),
+        exit_0=run_check(task, fresh("exit-0", exit_0, reference=True)) if exit_0 else None,
+        shadowed=run_check(task, fresh("shadowed", shadows)) if task.id in SHADOWED else None,
+        protected_before=before,
+        protected_after_reference=after,
+        unmatched_protect=unmatched,
     )
-    result = run_check(task, workspace)
-    assert not result.passed, result.output
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdicts]:
+    """Every checker verdict of the suite, four tasks at a time: about 90 checks, each a short
+    process, so the file stays well under a minute on a loaded two-core machine."""
+    root = tmp_path_factory.mktemp("suite")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = pool.map(lambda task: _verdicts(task, root), SUITE.tasks)
+        return {task.id: v for task, v in zip(SUITE.tasks, done, strict=True)}
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_checker_fails_on_setup_passes_on_reference(
+    task_id: str, verdicts: dict[str, Verdicts]
+) -> None:
+    v = verdicts[task_id]
+    assert not v.unmatched_protect, f"protect globs that match nothing: {v.unmatched_protect}"
+    assert not v.untouched.passed, f"the checker passes the untouched setup:\n{v.untouched.output}"
+    assert "FAIL" in v.untouched.output, "a failing check says why"
+    assert v.protected_after_reference == v.protected_before, (
+        "the reference changes a protected file"
+    )
+    assert v.reference.passed, f"the checker rejects the reference:\n{v.reference.output}"
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_checker_rejects_a_near_miss(task_id: str, verdicts: dict[str, Verdicts]) -> None:
+    result = verdicts[task_id].near_miss
+    assert not result.passed, f"{task_id}: a near miss passes:\n{result.output}"
+
+
+@pytest.mark.parametrize("task_id", sorted(SHADOWED))
+def test_a_workspace_module_named_like_the_stdlib_cannot_fake_a_pass(
+    task_id: str, verdicts: dict[str, Verdicts]
+) -> None:
+    result = verdicts[task_id].shadowed
+    assert result is not None and not result.passed, result
+
+
+@pytest.mark.parametrize("task_id", sorted(t.id for t in SUITE.tasks if _exit_0_programs(t)))
+def test_code_that_exits_0_when_run_fails_the_check(
+    task_id: str, verdicts: dict[str, Verdicts]
+) -> None:
+    """The reference's programs replaced by ones that exit 0 at once: a checker that trusted
+    exit statuses alone would pass them; each must ask for real output."""
+    result = verdicts[task_id].exit_0
+    assert result is not None and not result.passed, result
 
 
 def test_editing_the_protected_test_is_seen(tmp_path: Path) -> None:
@@ -283,23 +329,26 @@ def test_edit_big_file_generates_2000_lines_with_one_target(tmp_path: Path) -> N
     assert not run_check(task, workspace).passed
 
 
-@pytest.mark.parametrize("task", SCRIPTED, ids=_ids(SCRIPTED))
-def test_replay_script_solves_the_task_through_vtcode_exec(task: Task, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    materialize(task, workspace)
-    before = protected_digest(task, workspace)
-    assert task.script_path is not None
+def test_the_scripted_tasks_pass_through_vtcode_eval(tmp_path: Path) -> None:
+    """The runner's demo with no model: `vtcode eval` runs each scripted task through the real
+    `vtcode exec --script` in a fresh workspace, checks it, compares its protected files; every
+    run passes, replays its whole script, and leaves a session log that validates."""
+    selection = [arg for t in SCRIPTED for arg in ("--task", t.id)]
     run = vtcode(
-        [
-            "exec", "--script", str(task.script_path), "--max-turns", str(task.spec.max_turns),
-            "--session-id", SESSION, task.spec.prompt,
-        ],
-        workspace,
-        timeout=task.spec.timeout,
-    )  # fmt: skip
+        ["eval", str(SUITE_DIR), *selection, "--jobs", "2", "--json", "-q", "--min-pass-rate", "1"],
+        tmp_path,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
-    events = [line["event"] for line in canonical_lines(workspace)]
-    assert events[-1]["type"] == "thread.completed"
-    assert protected_digest(task, workspace) == before
-    result = run_check(task, workspace)
-    assert result.passed, result.output
+    report = json.loads(run.stdout)
+    assert sorted(r["task_id"] for r in report["runs"]) == sorted(t.id for t in SCRIPTED)
+    for record in report["runs"]:
+        task = TASKS[record["task_id"]]
+        assert task.script_path is not None
+        turns = len(tomllib.loads(task.script_path.read_text())["turn"])
+        assert record["passed"] and record["outcome_subtype"] == "success", record
+        assert record["turns"] == turns and record["protected_changed"] == [], record
+        workspace = Path(record["workspace"])
+        events = [line["event"] for line in canonical_lines(workspace, record["session_id"])]
+        assert events[-1]["type"] == "thread.completed"
+        assert run_check(task, workspace).passed
