@@ -157,8 +157,14 @@ def test_the_suite_covers_the_issue_with_at_least_15_tasks() -> None:
 
 def test_the_readme_lists_every_task() -> None:
     readme = (SUITE_DIR / "README.md").read_text(encoding="utf-8")
-    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", readme, re.MULTILINE))
-    assert listed == set(TASKS)
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", readme, re.MULTILINE)
+    assert sorted(task_id for task_id, _ in rows) == sorted(TASKS)
+    for task_id, tags in rows:
+        assert [t.strip() for t in tags.split(",")] == TASKS[task_id].spec.tags, task_id
+    scripted = re.search(r"`replay.toml` \((\w+) tasks\)", readme)
+    assert scripted is not None
+    assert scripted.group(1) == ["zero", "one", "two", "three", "four", "five", "six", "seven",
+                                 "eight", "nine", "ten"][len(SCRIPTED)]  # fmt: skip
 
 
 @pytest.mark.parametrize("task", SUITE.tasks, ids=_ids(list(SUITE.tasks)))
