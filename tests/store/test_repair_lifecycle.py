@@ -5,7 +5,7 @@ damaged the ways a disk, an editor or a crash damage it: a UTF-8 BOM, CRLF line 
 middle line, a lost line, a truncated last line mid-turn, an item left open. Through the CLI:
 repair exits 0, validate exits 0 (no --partial), `exec resume` appends a run and the log still
 validates. Then a fuzz-style loop through the API (the same functions, in-process, to afford
-thousands of cases): cut the log at every byte of its last lines, drop each line, break each
+over a thousand cases): cut the log at every byte of its last two lines, drop each line, break each
 line; repair + validate must pass every time. `exec resume` of a log that does not validate is
 refused with exit 2 and the log is left as it was.
 """
@@ -43,15 +43,18 @@ LOG = Path(".vtcode") / "sessions" / "s1" / "events.jsonl"
 
 @pytest.fixture(scope="module")
 def fixture_log(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """A real log written by `vtcode exec` (module-wide: one run)."""
+    """A real log written by `vtcode exec` and `exec resume`: two runs (module-wide)."""
     root = tmp_path_factory.mktemp("fixture")
     (root / "script.toml").write_text(SCRIPT)
     ws = root / "ws"
     ws.mkdir()
-    proc = vtcode(["exec", "--script", str(root / "script.toml"), "--session-id", "s1", "go"], ws)
+    script = str(root / "script.toml")
+    proc = vtcode(["exec", "--script", script, "--session-id", "s1", "go"], ws)
     assert proc.returncode == 0, proc.stderr
+    resumed = vtcode(["exec", "--script", script, "resume", "s1", "again"], ws)  # a second run
+    assert resumed.returncode == 0, resumed.stderr
     data = (ws / LOG).read_bytes()
-    assert data.count(b"\n") >= 12
+    assert data.count(b'"thread.started"') == 2 and data.count(b"\n") >= 26
     return data
 
 
@@ -156,7 +159,7 @@ def _repair_and_validate(ws: Path, data: bytes) -> str | None:
 
 def test_fuzz_cut_at_every_byte_of_the_last_lines(tmp_path: Path, fixture_log: bytes) -> None:
     lines = _lines(fixture_log)
-    start = len(b"".join(lines[:-5]))
+    start = len(b"".join(lines[:-2]))
     failures = {}
     for cut in range(start, len(fixture_log)):
         why = _repair_and_validate(tmp_path / "ws", fixture_log[:cut])
