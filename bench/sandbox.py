@@ -7,20 +7,26 @@ process, interleaved round by round so machine noise hits every shape alike:
 
 - bare: `bash -c true`, no preexec (the baseline);
 - pdeathsig: the unsandboxed fallback (`setpriv --pdeathsig KILL`, or a preexec without it);
-- pid-ns: the launcher with `network = true` in danger-full-access (PID namespace only);
-- workspace-write: Landlock + PID namespace + network namespace (the default);
+- previous: the launcher before issue 23/30 (`setpriv --pdeathsig` + `unshare --pid --fork
+  --kill-child --net` exec'd by vfork from a Landlock-restricted thread: no mount namespace, no
+  fresh /proc, capabilities kept, no socket filter), rebuilt here for the ratio;
+- pid-ns: the launcher with `network = true` in danger-full-access (PID, mount namespaces and
+  a fresh /proc only);
+- workspace-write: the default (keeper + init, PID/mount/network namespaces, fresh /proc,
+  read-only policy paths, no capabilities, Landlock, the unix-socket filter and its broker);
 - workspace-write+net: Landlock + PID namespace, network allowed;
 - session: a whole `ExecSessionManager` command (pipes, pump and reaper threads), default
   sandbox, against the same through the unsandboxed path.
 
-Prints the mean and median per command and the added milliseconds against the baseline.
-The target is < 5 ms added per command for the default sandbox.
+Prints the mean and median per command, the added milliseconds against the baseline, and the
+default's cost as a ratio of the previous launcher's.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import queue
 import statistics
 import subprocess
 import tempfile
@@ -30,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vtcode.config.model import SandboxConfig, SandboxMode
-from vtcode.sandbox import FORCE_UNAVAILABLE_ENV, Sandbox
+from vtcode.sandbox import FORCE_UNAVAILABLE_ENV, Sandbox, landlock
 from vtcode.tools.exec_sessions import ExecSessionManager
 
 
@@ -45,6 +51,38 @@ def _launcher(sandbox: Sandbox, ws: Path) -> Callable[[], None]:
         assert proc.wait() == 0
 
     return run
+
+
+def _previous(ws: Path) -> Callable[[], None]:
+    """The launcher before issue 23/30, for the ratio (see the module docstring)."""
+    ruleset = landlock.build_ruleset(
+        landlock.abi_version(), readable=[Path("/")], writable=[ws, Path(tempfile.gettempdir())]
+    )
+    jobs: queue.SimpleQueue[tuple[Callable[[], None], threading.Event]] = queue.SimpleQueue()
+
+    def thread() -> None:
+        landlock.restrict_self(ruleset.fd)
+        while True:
+            fn, done = jobs.get()
+            fn()
+            done.set()
+
+    threading.Thread(target=thread, daemon=True).start()
+    init = 'exec 3<&0; "$@" <&3 3<&- & wait $!'
+    argv = ["setpriv", "--pdeathsig", "KILL", "--", "unshare", "--pid", "--fork",
+            "--kill-child", "--net", "--", "/bin/sh", "-c", init, "vtcode-init",
+            "bash", "-c", "true"]  # fmt: skip
+
+    def run() -> None:
+        done = threading.Event()
+        jobs.put((lambda: _check(subprocess.Popen(argv, start_new_session=True)), done))
+        done.wait()
+
+    return run
+
+
+def _check(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.wait() == 0
 
 
 def _session(manager: ExecSessionManager, ws: Path) -> Callable[[], None]:
@@ -81,6 +119,7 @@ def main() -> None:
     unsandboxed_manager.sandbox  # noqa: B018 - probed now, while the variable is set
     del os.environ[FORCE_UNAVAILABLE_ENV]
     shapes["pdeathsig"] = _launcher(fallback, ws)
+    shapes["previous"] = _previous(ws)
     pid_only = SandboxConfig(mode=SandboxMode.DANGER_FULL_ACCESS, network=True)
     shapes["pid-ns"] = _launcher(Sandbox(pid_only), ws)
     shapes["workspace-write"] = _launcher(default, ws)
@@ -107,6 +146,10 @@ def main() -> None:
             f"{(mean - ref) * 1e3:>10.2f}"
         )
     print("(sessions are compared with the unsandboxed session, the rest with bare)")
+    prev, now = (statistics.mean(times[n]) - base for n in ("previous", "workspace-write"))
+    print(f"default sandbox vs previous launcher: added {now * 1e3:.2f} ms vs {prev * 1e3:.2f} ms")
+    ratio = statistics.mean(times["workspace-write"]) / statistics.mean(times["previous"])
+    print(f"whole command, default / previous: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vtcode.config.load import user_config_path
+from vtcode.config.policy_paths import WORKSPACE_FILE, user_paths, workspace_paths
 
 __all__ = ["MountPlan", "apply", "plan", "policy_paths", "remove_planted"]
 
@@ -101,27 +102,20 @@ def _submodule_git_folders(gitdir: Path) -> Iterable[Path]:
         dirs[:] = [d for d in dirs if d not in _SKIP_WALK]
 
 
-def vtcode_home_folders(env: Mapping[str, str]) -> list[Path]:
-    """The user config folder and VTCODE_HOME (one folder when VTCODE_HOME is set)."""
-    out: list[Path] = []
-    config = user_config_path(env)
-    if config is not None:
-        out.append(config.parent)
-    home = env.get("VTCODE_HOME")
-    if home:
-        out.append(Path(home))
-    return out
-
-
 def policy_paths(workspace: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
-    """(folders to pin, paths to make read-only) for commands in `workspace`, absent ones too."""
+    """(folders to pin, paths to make read-only) for commands in `workspace`, absent ones too.
+
+    The workspace and user entries come from `vtcode.config.policy_paths` (the list the file
+    tools refuse too); the git folders' policy files from `_GIT_POLICY`.
+    """
     gitdirs, pointers = _git_folders(workspace)
     pins = [workspace, *gitdirs]
-    readonly = [*vtcode_home_folders(env), workspace / "vtcode.toml", workspace / ".vtcode"]
+    readonly = [*user_paths(env), workspace / WORKSPACE_FILE, workspace / ".vtcode"]
+    readonly += [p for p in workspace_paths(workspace) if p.name != ".git"]  # VTCODE.toml too
     readonly += pointers
     for gitdir in [*gitdirs, *(m for g in gitdirs for m in _submodule_git_folders(g))]:
         readonly += [gitdir / name for name in _GIT_POLICY]
-    return pins, readonly
+    return pins, list(dict.fromkeys(readonly))
 
 
 def remove_planted(absent: Iterable[Path]) -> list[Path]:
@@ -152,12 +146,13 @@ def plan(workspace: Path, env: Mapping[str, str] | None = None) -> MountPlan:
     """
     env = os.environ if env is None else env
     pins, readonly = policy_paths(workspace, env)
-    homes = vtcode_home_folders(env)
+    config = user_config_path(env)
     for path in readonly:
         if path.name in _GIT_CREATE:
             with contextlib.suppress(OSError):
                 path.mkdir(mode=0o700)  # only when the parent exists
-        elif path in homes:
+    for path in user_paths(env):
+        if path != config:  # VTCODE_HOME and the config folder: made so they can be bound
             with contextlib.suppress(OSError):
                 path.mkdir(mode=0o700, parents=True)
     absent = tuple(p for p in readonly if p.name in _PLANTABLE and not os.path.lexists(p))
