@@ -170,3 +170,44 @@ def test_an_untrusted_workspace_cannot_allow_a_socket(area: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert outputs[0]["exit_code"] != 0 and "Permission denied" in outputs[0]["output"]
     assert outside.accepted == 0
+
+
+_OWN_FILTER = """
+import ctypes, platform, sys
+nr = {"x86_64": 317, "aarch64": 277, "riscv64": 277}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+class Ins(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("ins", ctypes.POINTER(Ins))]
+allow = (Ins * 1)(Ins(0x06, 0, 0, 0x7FFF0000))
+prog = Prog(1, allow)
+listener = libc.syscall(nr, 1, 8, ctypes.byref(prog))  # SECCOMP_FILTER_FLAG_NEW_LISTENER
+print("listener", listener, ctypes.get_errno())
+plain = libc.syscall(nr, 1, 0, ctypes.byref(prog))
+print("plain", plain)
+"""
+
+
+def test_no_way_around_the_broker(area: Path) -> None:
+    """A filter of the command's own with a listener (its notification would come first and
+    could let the connect through), io_uring, and AF_VSOCK (a VM's host, past any network
+    namespace) are refused; a plain filter of its own is fine."""
+    ws = area / "ws"
+    (ws / "own_filter.py").write_text(_OWN_FILTER)
+    commands = [
+        f"{sys.executable} own_filter.py",
+        _py("import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)"),
+        _py(
+            "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+            "params = ctypes.create_string_buffer(120); "
+            "print(libc.syscall(425, 8, params), ctypes.get_errno())"
+        ),
+    ]
+    proc, outputs = _run(ws, commands)
+    assert proc.returncode == 0, proc.stderr
+    own, vsock, uring = outputs
+    assert "listener -1 13" in own["output"] and "plain 0" in own["output"], own
+    assert vsock["exit_code"] != 0 and "Permission denied" in vsock["output"], vsock
+    assert "-1 38" in uring["output"], uring  # ENOSYS

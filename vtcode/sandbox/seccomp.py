@@ -13,7 +13,10 @@ processes, which many programs use).
 
 Also refused, since they would walk around the rule: `io_uring_setup` (a ring can create and
 connect sockets without the `socket` syscall), every syscall of another ABI (i386 `socketcall`
-through `int 0x80`, x32), ENOSYS.
+through `int 0x80`, x32), ENOSYS; a seccomp filter of the command's own that asks for a
+notification fd (its notification would come before ours, and it could let the call through);
+and every socket family but unix, IP and netlink (AF_VSOCK reaches a VM's host whatever the
+network namespace), EACCES.
 
 The program is built once in vtcode (`build`) and installed in the child before exec
 (`install`), after no_new_privs; it is inherited by everything the command starts.
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 
 __all__ = ["Filter", "build", "install", "supported"]
 
-_SYS_SECCOMP_SET_MODE_FILTER = 1
+_SECCOMP_SET_MODE_FILTER = 1
 _FLAG_NEW_LISTENER = 1 << 3
 _RET_ALLOW = 0x7FFF0000
 _RET_USER_NOTIF = 0x7FC00000
@@ -38,9 +41,13 @@ _LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
 _OFF_NR, _OFF_ARCH, _OFF_ARG0, _OFF_ARG1 = 0, 4, 16, 24  # seccomp_data, low words (little-endian)
 _AF_UNIX = 1
+_AF_INET = 2
+_AF_INET6 = 10
+_AF_NETLINK = 16
 _SOCK_DGRAM = 2
 _SOCK_TYPE_MASK = 0xF  # SOCK_NONBLOCK and SOCK_CLOEXEC live above it
 _X32_BIT = 0x40000000
@@ -107,20 +114,37 @@ def _program(arch: _Arch) -> list[_Ins | str]:
     out += [
         (_JEQ, "deny_all", None, _IO_URING_SETUP),
         (_JEQ, "notify", None, arch.connect),
-        (_JEQ, "unix", None, arch.socket),
-        (_JEQ, "unix", None, arch.socketpair),
+        (_JEQ, "socket", None, arch.socket),
+        (_JEQ, "pair", None, arch.socketpair),
+        (_JEQ, "seccomp", None, arch.seccomp),
         (_RET, None, None, _RET_ALLOW),
-        "unix",
+        # socket(): the families a network namespace contains; AF_VSOCK and the rest reach
+        # past it (a VM's host, hardware), so they are refused with the network off.
+        "socket",
         (_LD_ABS_W, None, None, _OFF_ARG0),
-        (_JEQ, None, "allow", _AF_UNIX),
+        (_JEQ, "unix_type", None, _AF_UNIX),
+        (_JEQ, "allow", None, _AF_INET),
+        (_JEQ, "allow", None, _AF_INET6),
+        (_JEQ, "allow", "deny", _AF_NETLINK),
+        "pair",
+        (_LD_ABS_W, None, None, _OFF_ARG0),
+        (_JEQ, "unix_type", "allow", _AF_UNIX),
+        "unix_type",
         (_LD_ABS_W, None, None, _OFF_ARG1),
         (_AND, None, None, _SOCK_TYPE_MASK),
-        (_JEQ, "deny_unix", "allow", _SOCK_DGRAM),
+        (_JEQ, "deny", "allow", _SOCK_DGRAM),
+        # seccomp(): no filter of the command's own may take a listener: its USER_NOTIF would
+        # come before ours, and answering CONTINUE would run the connect unbrokered.
+        "seccomp",
+        (_LD_ABS_W, None, None, _OFF_ARG0),
+        (_JEQ, None, "allow", _SECCOMP_SET_MODE_FILTER),
+        (_LD_ABS_W, None, None, _OFF_ARG1),
+        (_JSET, "deny", "allow", _FLAG_NEW_LISTENER),
         "allow",
         (_RET, None, None, _RET_ALLOW),
         "notify",
         (_RET, None, None, _RET_USER_NOTIF),
-        "deny_unix",
+        "deny",
         (_RET, None, None, _RET_ERRNO | errno.EACCES),
         "deny_all",
         (_RET, None, None, _RET_ERRNO | errno.ENOSYS),
@@ -164,7 +188,7 @@ def install(libc: ctypes.CDLL, flt: Filter) -> int:
     Returns the notification fd on which vtcode's broker (`unixbroker`) answers `connect`.
     """
     prog = ctypes.byref(flt.fprog)
-    fd = int(libc.syscall(flt.nr_seccomp, _SYS_SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER, prog))
+    fd = int(libc.syscall(flt.nr_seccomp, _SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER, prog))
     if fd < 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp(SET_MODE_FILTER): {os.strerror(err)}")
