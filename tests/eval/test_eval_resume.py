@@ -79,14 +79,15 @@ def test_sigkill_midway_then_resume_runs_only_the_missing(tmp_path: Path) -> Non
     )
 
 
-def _agents() -> list[int]:
-    """pids of running `vtcode exec --session-id eval-vtcode--...` children."""
+def _agents(eval_dir: bytes = b"/killed-") -> list[int]:
+    """pids of running `vtcode exec --session-id eval-vtcode--task-...` children of an eval
+    whose temp folder name contains `eval_dir`."""
     return [
         int(p.name)
         for p in Path("/proc").iterdir()
         if p.name.isdigit()
         and b"eval-vtcode--task-" in (line := _cmdline(p))
-        and b"/killed-" in line
+        and eval_dir in line
     ]
 
 
@@ -95,3 +96,32 @@ def _cmdline(proc_dir: Path) -> bytes:
         return (proc_dir / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+SLOW_TURN = """
+[[turn]]
+delay_ms = 30000
+text = "too late"
+"""
+
+
+def test_sigint_stops_at_once_records_nothing_half_done_and_resume_finishes(
+    tmp_path: Path,
+) -> None:
+    replay_task(tmp_path / "suite", "task-slow", SLOW_TURN)
+    proc = spawn_vtcode(["eval", "suite", "--id", "stopped"], tmp_path)
+    deadline = time.monotonic() + 60
+    while not _agents(b"/stopped-"):
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "exited early"
+        assert time.monotonic() < deadline, "the agent never started"
+        time.sleep(0.02)
+    started = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    assert time.monotonic() - started < 15  # not the 30 s the model would take
+    runs = tmp_path / ".vtcode" / "evals" / "stopped" / "runs"
+    assert _records(runs) == {}  # the killed run is no result: it runs again on resume
+    deadline = time.monotonic() + 10
+    while _agents(b"/stopped-") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _agents(b"/stopped-") == []

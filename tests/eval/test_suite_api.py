@@ -291,3 +291,15 @@ def test_protected_digest_sees_change_removal_addition_and_never_blocks(tmp_path
     (ws / "tests" / "test_a.py").unlink()
     (ws / "tests" / "test_a.py").symlink_to(tmp_path / "suite" / "t" / "task.toml")
     assert protected_digest(task, ws)["tests/test_a.py"].startswith("symlink:")
+
+
+def test_a_fifo_in_the_setup_folder_is_refused_not_waited_on(tmp_path: Path) -> None:
+    folder = write_task(
+        tmp_path / "suite",
+        "t",
+        'id = "t"\nprompt = "p"\ncheck = ["true"]\n[setup]\ndir = "setup"\n',
+        {"setup/a.txt": "a"},
+    )
+    os.mkfifo(folder / "setup" / "pipe")
+    with pytest.raises(TaskError, match="only regular files"):
+        materialize(load_suite(tmp_path / "suite").tasks[0], tmp_path / "ws")

@@ -12,10 +12,12 @@ a PID namespace, so nothing they start outlives them).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from vtcode.errors import UsageError
 from vtcode.eval.adapters import Adapter, RunContext, adapter_for
 from vtcode.eval.classify import classify
 from vtcode.eval.persist import EvalStore, run_key
-from vtcode.eval.proc import kill_all, run_bounded, tail_text
+from vtcode.eval.proc import ProcResult, kill_all, run_bounded, tail_text
 from vtcode.eval.results import CheckRecord, EvalPlan, EvalReport, RunRecord
 from vtcode.eval.suite import Suite, Task, load_suite
 from vtcode.eval.summary import build_report
@@ -120,36 +122,38 @@ def _sandbox_for(plan: EvalPlan, writable: Sequence[Path]) -> Sandbox:
     )
 
 
-def _start_agent(plan: EvalPlan, run: PlannedRun, ctx: RunContext, attempt: Path) -> tuple[
-    int | None, bool, float
-]:  # fmt: skip
+def _start_agent(plan: EvalPlan, run: PlannedRun, ctx: RunContext, attempt: Path) -> ProcResult:
+    """Start the agent bounded by the task's timeout: vtcode as it is (it sandboxes its own
+    commands) with the parent-death signal; peers and commands inside vtcode's sandbox."""
     inv = run.adapter.invocation(ctx)
     env = {**os.environ, "NO_COLOR": "1", **inv.env}
     stdin = None
     if inv.stdin_text is not None:
         stdin = attempt / "agent.stdin"
         stdin.write_text(inv.stdin_text, encoding="utf-8")
-    common = {"cwd": ctx.workspace, "timeout": run.task.spec.timeout, "stdout": ctx.stdout,
-              "stderr": attempt / "agent.stderr", "stdin": stdin}  # fmt: skip
+    bounded = functools.partial(
+        run_bounded,
+        cwd=ctx.workspace,
+        timeout=run.task.spec.timeout,
+        stdout=ctx.stdout,
+        stderr=attempt / "agent.stderr",
+        stdin=stdin,
+    )
     if not inv.sandboxed:
-        res = run_bounded([*_pdeathsig(), *inv.argv], env=env, **common)  # type: ignore[arg-type]
+        res = bounded([*_pdeathsig(), *inv.argv], env=env)
     else:
         sandbox = _sandbox_for(plan, inv.writable)
         try:
             launch = sandbox.launch(ctx.workspace)
             env.update(launch.env)
-            res = run_bounded(
-                [*launch.prefix, *inv.argv],
-                env=env,
-                preexec=launch.preexec,
-                spawn=launch.spawn,
-                **common,  # type: ignore[arg-type]
+            res = bounded(
+                [*launch.prefix, *inv.argv], env=env, preexec=launch.preexec, spawn=launch.spawn
             )
         finally:
             sandbox.close()
     if res.error:
         (attempt / "agent.stderr").write_text(res.error + "\n", encoding="utf-8")
-    return res.exit_code, res.timed_out, res.seconds
+    return res
 
 
 def _relocate(path: Path | None, attempt: Path, final: Path) -> str | None:
@@ -161,8 +165,15 @@ def _relocate(path: Path | None, attempt: Path, final: Path) -> str | None:
         return str(path)
 
 
-def run_one(plan: EvalPlan, run: PlannedRun, store: EvalStore, settings: RunSettings) -> RunRecord:
-    """Run, check and record one planned run (the record is written last)."""
+def run_one(
+    plan: EvalPlan,
+    run: PlannedRun,
+    store: EvalStore,
+    settings: RunSettings,
+    cancel: threading.Event | None = None,
+) -> RunRecord | None:
+    """Run, check and record one planned run (the record is written last); None when the eval
+    was interrupted meanwhile (nothing is recorded, so a resume runs it again)."""
     temp = _temp_root(store)
     temp.mkdir(parents=True, exist_ok=True, mode=0o700)
     attempt = Path(tempfile.mkdtemp(prefix=f"{run.key}-", dir=temp))
@@ -182,9 +193,14 @@ def run_one(plan: EvalPlan, run: PlannedRun, store: EvalStore, settings: RunSett
     )
     materialize(run.task, ws)
     before = protected_digest(run.task, ws)
+    if cancel is not None and cancel.is_set():
+        return None  # interrupted before the agent started
     started = rfc3339()
-    exit_code, timed_out, seconds = _start_agent(plan, run, ctx, attempt)
+    res = _start_agent(plan, run, ctx, attempt)
+    exit_code, timed_out, seconds = res.exit_code, res.timed_out, res.seconds
     finished = rfc3339()
+    if cancel is not None and cancel.is_set():
+        return None  # interrupted: the agent was killed by us, not by itself; it runs again
     after = protected_digest(run.task, ws)
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     check = run_check(run.task, ws)
@@ -259,18 +275,22 @@ def run_eval(
         todo = [r for r in runs if store.read_record(r.key) is None]
         done = len(runs) - len(todo)
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="vtcode-eval")
-        futures: list[Future[RunRecord]] = []
+        cancel = threading.Event()
+        futures: list[Future[RunRecord | None]] = []
         try:
-            futures = [pool.submit(run_one, plan, r, store, settings) for r in todo]
+            futures = [pool.submit(run_one, plan, r, store, settings, cancel) for r in todo]
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     record = fut.result()  # a task error is raised here
+                    if record is None:
+                        continue
                     done += 1
                     if progress is not None:
                         progress(record, done, len(runs))
         except BaseException:
+            cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
             kill_all()
             raise

@@ -104,7 +104,7 @@ def materialize(task: Task, dest: Path) -> None:
     else:
         _fresh(dest)
     if setup.dir is not None:
-        shutil.copytree(task.folder / setup.dir, dest, symlinks=True, dirs_exist_ok=True)
+        _copy_tree(task.folder / setup.dir, dest)
     for name, text in (setup.files or {}).items():
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +118,7 @@ def apply_reference(task: Task, dest: Path) -> None:
     ref = task.reference_dir
     if not ref.is_dir():
         raise TaskError("the task has no reference/ folder", location=str(task.folder))
-    shutil.copytree(ref, dest, symlinks=True, dirs_exist_ok=True)
+    _copy_tree(ref, dest)
 
 
 def task_env(task: Task, dest: Path) -> dict[str, str]:
@@ -141,11 +141,28 @@ def _checker_entries(task: Task) -> list[Path]:
     return sorted(p for p in task.folder.iterdir() if p.name not in private)
 
 
-def _copy(src: Path, dst: Path) -> None:
-    if src.is_dir() and not src.is_symlink():
-        shutil.copytree(src, dst, symlinks=True)
+def _copy_file(src: str, dst: str) -> None:
+    """copytree's file copier: regular files only (a FIFO or device in a task folder would
+    block the copy or read a device), symlinks as links."""
+    st = os.lstat(src)
+    if stat.S_ISLNK(st.st_mode):
+        Path(dst).symlink_to(Path(src).readlink())
+    elif not stat.S_ISREG(st.st_mode):
+        raise TaskError("only regular files, folders and symlinks can be copied", location=src)
     else:
         shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    """`src`'s contents into `dest` (merged), symlinks kept as links, special files refused."""
+    shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True, copy_function=_copy_file)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dst, symlinks=True, copy_function=_copy_file)
+    else:
+        _copy_file(str(src), str(dst))
 
 
 def _remove(path: Path) -> None:
