@@ -29,8 +29,9 @@ td.pass { color: var(--ok); font-weight: 600; } td.fail { color: var(--bad); fon
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px;
   border-radius: 2px; }
-td.path { font-family: var(--mono); font-size: 11px; text-align: left; max-width: 360px;
-  overflow: hidden; text-overflow: ellipsis; }
+table.grid td.l { white-space: normal; }
+table.grid td.path { font-family: var(--mono); font-size: 11px; text-align: left;
+  white-space: normal; word-break: break-all; }
 """
 
 
@@ -90,6 +91,16 @@ def _summary_table(report: EvalReport) -> str:
     return f'<table class="grid"><tr>{ths}</tr>{"".join(rows)}</table>'
 
 
+def _short_path(path: str) -> str:
+    """`runs/<key>/workspace` of a kept workspace (the full path is the cell's title)."""
+    parts = path.split("/")
+    return "/".join(parts[-3:]) if len(parts) > 3 else path
+
+
+def _plain(x: float) -> str:
+    return f"{x:g}"
+
+
 def _runs_table(report: EvalReport) -> str:
     head = ("run", "result", "exit", "outcome", "turns", "requests", "tools", "tok in/out",
             "cost", "time", "workspace")  # fmt: skip
@@ -104,7 +115,7 @@ def _runs_table(report: EvalReport) -> str:
             f"<td>{_n(r.turns)}</td><td>{_n(r.model_requests)}</td><td>{_n(r.tool_calls)}</td>"
             f"<td>{_n(r.prompt_tokens)}/{_n(r.completion_tokens)}</td><td>{cost}</td>"
             f'<td>{_secs(r.wall_seconds)}</td><td class="path" title="{esc(r.workspace)}">'
-            f"{esc(r.workspace)}</td></tr>"
+            f"{esc(_short_path(r.workspace))}</td></tr>"
         )
     ths = "".join(f"<th>{esc(h)}</th>" for h in head)
     return f'<table class="grid"><tr>{ths}</tr>{"".join(rows)}</table>'
@@ -142,7 +153,7 @@ def render_report(report: EvalReport) -> str:
             _per_task_chart(
                 report, "median wall time per run", lambda t: t.median_wall_seconds, _secs
             ),
-            _per_task_chart(report, "mean turns per run", lambda t: t.mean_turns, _n),
+            _per_task_chart(report, "mean turns per run", lambda t: t.mean_turns, _plain),
         )
     )
     return (
