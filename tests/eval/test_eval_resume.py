@@ -85,9 +85,7 @@ def _agents(eval_dir: bytes = b"/killed-") -> list[int]:
     return [
         int(p.name)
         for p in Path("/proc").iterdir()
-        if p.name.isdigit()
-        and b"eval-vtcode--task-" in (line := _cmdline(p))
-        and eval_dir in line
+        if p.name.isdigit() and b"eval-vtcode--task-" in (line := _cmdline(p)) and eval_dir in line
     ]
 
 
@@ -125,3 +123,24 @@ def test_sigint_stops_at_once_records_nothing_half_done_and_resume_finishes(
     while _agents(b"/stopped-") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _agents(b"/stopped-") == []
+
+
+def test_a_damaged_record_runs_again_and_a_held_lock_is_exit_75(tmp_path: Path) -> None:
+    from filelock import FileLock
+
+    for i in range(2):
+        replay_task(tmp_path / "suite", f"task-{i}", SLOWISH.replace("delay_ms = 400", ""))
+    first = vtcode(["eval", "suite", "--id", "torn", "--json"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    runs = tmp_path / ".vtcode" / "evals" / "torn" / "runs"
+    good = (runs / "vtcode--task-1--0.json").read_bytes()
+    torn = runs / "vtcode--task-0--0.json"
+    torn.write_bytes(torn.read_bytes()[:40])  # a record cut short (a disk that lied)
+    again = vtcode(["eval", "--resume", "torn", "--json"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "[2/2] vtcode--task-0--0: pass" in again.stderr and "[1/2]" not in again.stderr
+    assert (runs / "vtcode--task-1--0.json").read_bytes() == good
+    assert json.loads(torn.read_bytes())["passed"]
+    with FileLock(str(runs.parent / "lock")):
+        busy = vtcode(["eval", "--resume", "torn"], tmp_path)
+    assert busy.returncode == 75 and "running in another process" in busy.stderr

@@ -95,6 +95,8 @@ def test_unknown_key_is_located_with_a_did_you_mean(tmp_path: Path) -> None:
         ('id = "t"\nprompt = "p"\ncheck = ["true"]\nmax_turns = 0\n[setup]\nfiles = {}', "below"),
         ('id = "t"\nprompt = "p"\ncheck = "true"\n[setup]\nfiles = {}', "expected an array"),
         ('id = "t"\nprompt = = "p"', "invalid TOML"),
+        ('id = "t"\nprompt = "a\\u0000b"\ncheck = ["true"]\n[setup]\nfiles = {}', "NUL byte"),
+        ('id = "a..b"\nprompt = "p"\ncheck = ["true"]\n[setup]\nfiles = {}', "folder name"),
     ],
 )
 def test_bad_task_files_are_located_errors(tmp_path: Path, toml: str, message: str) -> None:

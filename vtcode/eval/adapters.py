@@ -266,10 +266,13 @@ class CodexAdapter:
 
     def read(self, ctx: RunContext, exit_code: int | None) -> tuple[AgentRecord, Path | None]:
         rec = AgentRecord(model_requests=0, tool_calls=0, turns=0)
+        started = False
         for ev in read_jsonl(ctx.stdout):
+            started = started or ev.get("type") == "turn.started"
             _codex_event(rec, ev)
-        # codex reports one turn per prompt: a model request per tool call, plus the answer.
-        rec.model_requests = (rec.tool_calls or 0) + 1 if rec.completed else rec.model_requests
+        # codex reports one turn per prompt: a model request per tool call, plus the answer
+        # (the one in flight, for a run that did not finish).
+        rec.model_requests = (rec.tool_calls or 0) + 1 if started else 0
         rec.turns = rec.model_requests
         rec.expected_exit = exit_code in (0, 1)
         return rec, ctx.stdout

@@ -104,8 +104,9 @@ def run_bounded(
             with _live_lock:  # registered before a signal could find it missing
                 proc = spawn(popen)
                 _live.add(proc)
-        except OSError as exc:
-            return ProcResult(None, False, time.monotonic() - start, f"{argv[0]}: {exc.strerror}")
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            return ProcResult(None, False, time.monotonic() - start, f"{argv[0]}: {why}")
         timed_out = False
         try:
             proc.wait(timeout=timeout)

@@ -94,6 +94,8 @@ def _check_spec(spec: TaskSpec, folder: Path, loc: Locator) -> None:
         raise loc.error(("id",), f"a task id is at most {MAX_ID_LEN} characters")
     if not spec.prompt.strip():
         raise loc.error(("prompt",), "the prompt is empty")
+    if "\x00" in spec.prompt:
+        raise loc.error(("prompt",), "the prompt contains a NUL byte (no agent can be given it)")
     if not spec.check or not spec.check[0].strip():
         raise loc.error(("check",), "the check needs a program (a non-empty argv)")
     for key, value in (("timeout", spec.timeout), ("check_timeout", spec.check_timeout)):
