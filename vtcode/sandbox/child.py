@@ -57,10 +57,14 @@ class _CapData(ctypes.Structure):
 
 
 class Channel:
-    """A socket the init sends its seccomp notification fd on (set per spawn, see `launch`)."""
+    """Fds set per spawn (see `launch`): the socket the init sends its seccomp notification fd
+    on, and (no keeper) a pipe whose write end vtcode holds, so the init can tell that vtcode
+    was alive after its parent-death signal was set."""
 
     def __init__(self) -> None:
         self.child_fd = -1
+        self.alive_r = -1
+        self.alive_w = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +79,8 @@ class ChildSpec:
     ruleset_fd: int | None  # None: danger-full-access (no Landlock, capabilities kept)
     socket_filter: seccomp.Filter | None  # None: network on (unix sockets too)
     channel: Channel | None = None  # where the filter's notification fd goes (to the broker)
+    # False: the spawner thread made the PID namespace, this child is its init (root only).
+    keeper: bool = True
 
     @property
     def user_ns(self) -> bool:
@@ -133,38 +139,26 @@ def child_setup(spec: ChildSpec) -> Callable[[], None]:
 
     def prepare() -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())  # the command is born interruptible
-        _die_with_parent(libc, spec.parent)
-        if spec.user_ns:
-            _check(libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
-            # A non-dumpable process's /proc files belong to root, its maps included: dumpable
-            # only while they are written (this keeper is outside the command's namespaces).
-            libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
-            for name, text in (
-                ("setgroups", "deny"),
-                ("uid_map", f"0 {spec.uid} 1"),
-                ("gid_map", f"0 {spec.gid} 1"),
-            ):
-                fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
-                try:
-                    os.write(fd, text.encode())
-                finally:
-                    os.close(fd)
-            libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-        flags = _CLONE_NEWPID | _CLONE_NEWNS | (0 if spec.network else _CLONE_NEWNET)
-        _check(libc.unshare(flags), "unshare(PID, mount, network namespaces)")
-        alive_r, alive_w = os.pipe()
-        pid = os.fork()
-        if pid:
-            _keep(pid, alive_r, alive_w)
-        os.close(alive_w)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        os.set_blocking(alive_r, False)
-        try:
-            if os.read(alive_r, 1) == b"":  # EOF: the keeper died before the prctl
-                os.kill(os.getpid(), signal.SIGKILL)
-        except BlockingIOError:
-            pass  # the keeper still holds the write end
-        os.close(alive_r)
+        net = 0 if spec.network else _CLONE_NEWNET
+        if not spec.keeper:  # already pid 1 of a new PID namespace, vtcode's child
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            channel = spec.channel
+            if channel is not None and channel.alive_r >= 0:
+                os.close(channel.alive_w)
+                _exit_if_orphan(channel.alive_r)
+            _check(libc.unshare(_CLONE_NEWNS | net), "unshare(mount, network namespaces)")
+        else:
+            _die_with_parent(libc, spec.parent)
+            if spec.user_ns:
+                _enter_user_namespace(libc, spec.uid, spec.gid)
+            _check(libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS | net), "unshare(namespaces)")
+            alive_r, alive_w = os.pipe()
+            pid = os.fork()
+            if pid:
+                _keep(pid, alive_r, alive_w)
+            os.close(alive_w)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _exit_if_orphan(alive_r)
         mounts.apply(libc, spec.mounts)
         if spec.ruleset_fd is None:  # danger-full-access: no file limits, capabilities kept
             _filter_sockets(libc, spec)
@@ -177,6 +171,32 @@ def child_setup(spec: ChildSpec) -> Callable[[], None]:
         _filter_sockets(libc, spec)
 
     return setup
+
+
+def _enter_user_namespace(libc: ctypes.CDLL, uid: int, gid: int) -> None:
+    """A user namespace whose root is the user, so the keeper may create the others."""
+    _check(libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+    # A non-dumpable process's /proc files belong to root, its maps included: dumpable only
+    # while they are written (the keeper is outside the command's namespaces).
+    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+        fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _exit_if_orphan(alive_r: int) -> None:
+    """After PR_SET_PDEATHSIG: EOF on the pipe means the parent died before it was set."""
+    os.set_blocking(alive_r, False)
+    try:
+        if os.read(alive_r, 1) == b"":
+            os.kill(os.getpid(), signal.SIGKILL)
+    except BlockingIOError:
+        pass  # the parent still holds the write end
+    os.close(alive_r)
 
 
 def _filter_sockets(libc: ctypes.CDLL, spec: ChildSpec) -> None:

@@ -21,7 +21,6 @@ import contextlib
 import functools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -38,7 +37,8 @@ from vtcode.sandbox.child import (
     parent_death_only,
 )
 from vtcode.sandbox.spawner import Spawner
-from vtcode.sandbox.unixbroker import AllowedSockets, start_broker
+from vtcode.sandbox.start import own_pid_namespace, spawn_sandboxed
+from vtcode.sandbox.unixbroker import AllowedSockets
 
 __all__ = ["FORCE_UNAVAILABLE_ENV", "Launch", "Sandbox", "SandboxState"]
 
@@ -136,6 +136,8 @@ def _probe(network: bool, mode: str) -> str | None:
     try:
         if mode != SandboxMode.DANGER_FULL_ACCESS:
             ruleset = landlock.build_ruleset(abi, readable=[Path("/")], writable=[])
+        own_pidns = own_pid_namespace()
+        channel = Channel()
         spec = ChildSpec(
             parent=os.getpid(),
             uid=os.getuid(),
@@ -144,21 +146,36 @@ def _probe(network: bool, mode: str) -> str | None:
             mounts=mounts.MountPlan((), ()),
             ruleset_fd=ruleset.fd if ruleset else None,
             socket_filter=_socket_filter(network),
+            channel=channel,
+            keeper=own_pidns is None,
         )
-        proc = subprocess.run(
-            [*_init_prefix(), "true"],
-            preexec_fn=child_setup(spec),
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
+        spawner = Spawner(name="vtcode-sandbox-probe")
+        try:
+            proc = spawn_sandboxed(
+                spawner,
+                channel,
+                None,
+                own_pidns,
+                lambda: subprocess.Popen(
+                    [*_init_prefix(), "true"],
+                    preexec_fn=child_setup(spec),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                ),
+            )
+            _, stderr = proc.communicate(timeout=10)
+        finally:
+            spawner.close()
+            if own_pidns is not None:
+                os.close(own_pidns)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the sandbox launcher could not start ({exc})"
     finally:
         if ruleset is not None:
             ruleset.close()
     if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        err = stderr.decode("utf-8", "replace").strip().splitlines()
         return f"namespaces refused ({err[-1] if err else f'exit {proc.returncode}'})"
     return None
 
@@ -173,6 +190,7 @@ class Sandbox:
         self.network = bool(self.config.network)
         self._rulesets: dict[Path, landlock.Ruleset] = {}
         self._spawner_thread: Spawner | None = None
+        self._own_pidns: int | None = None  # root: the spawner thread makes PID namespaces
         self._filter = _socket_filter(self.network) if seccomp.supported() else None
         self._private_tmp: Path | None = None
         forced = os.environ.get(FORCE_UNAVAILABLE_ENV)  # read per run: tests set it per test
@@ -218,7 +236,9 @@ class Sandbox:
             # temp dirs hold ssh-agent's and tmux's, which stay out of reach).
             env["TMPDIR"] = str(self._private_temp())
             socket_folders.append(self._private_temp())
-        channel = Channel() if self._filter is not None else None
+        channel = Channel()
+        if self._own_pidns is None:
+            self._own_pidns = own_pid_namespace()
         spec = ChildSpec(
             parent=parent,
             uid=os.getuid(),
@@ -228,13 +248,15 @@ class Sandbox:
             ruleset_fd=ruleset.fd if ruleset else None,
             socket_filter=self._filter,
             channel=channel,
+            keeper=self._own_pidns is None,
         )
-        spawner = self._spawner()
-        spawn: Spawn = spawner.call
-        if channel is not None:
+        allowed = None
+        if self._filter is not None:
             listed = [_root(real, p) for p in self.config.allow_unix_sockets]
             allowed = AllowedSockets.of(socket_folders, listed)
-            spawn = functools.partial(_spawn_brokered, spawner, channel, allowed)
+        spawn: Spawn = functools.partial(
+            spawn_sandboxed, self._spawner(), channel, allowed, self._own_pidns
+        )
         finish = functools.partial(mounts.remove_planted, plan.absent) if plan.absent else None
         return Launch(
             _init_prefix(), child_setup(spec), env, contained=True, spawn=spawn, finish=finish
@@ -272,38 +294,15 @@ class Sandbox:
         if self._spawner_thread is not None:
             self._spawner_thread.close()
             self._spawner_thread = None
+        if self._own_pidns is not None:
+            os.close(self._own_pidns)
+            self._own_pidns = None
         for ruleset in self._rulesets.values():
             ruleset.close()
         self._rulesets.clear()
         if self._private_tmp is not None:
             shutil.rmtree(self._private_tmp, ignore_errors=True)
             self._private_tmp = None
-
-
-def _spawn_brokered(
-    spawner: Spawner,
-    channel: Channel,
-    allowed: AllowedSockets,
-    start: Callable[[], subprocess.Popen[bytes]],
-) -> subprocess.Popen[bytes]:
-    """Start the command, take its seccomp notification fd, and serve it (see `unixbroker`)."""
-    ours, theirs = socket.socketpair()
-    channel.child_fd = theirs.fileno()
-    try:
-        proc = spawner.call(start)
-    finally:
-        channel.child_fd = -1
-        theirs.close()  # now only the init holds it, until its exec: EOF if it failed first
-    try:
-        ours.settimeout(30)
-        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
-    except OSError:
-        fds = []
-    finally:
-        ours.close()
-    if fds:
-        start_broker(fds[0], allowed, name=f"vtcode-unix-broker-{proc.pid}")
-    return proc
 
 
 def _git_dirs(workspace: Path) -> list[Path]:
