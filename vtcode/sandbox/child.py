@@ -1,12 +1,15 @@
 """What runs in a sandboxed command's child between fork and exec (the `preexec_fn`).
 
-    vtcode ── fork ──> keeper ── fork ──> init (pid 1 of a new PID namespace) ── exec ──> sh
+    ordinary user:  vtcode ── fork ──> keeper ── fork ──> init ── exec ──> sh
+    root:           vtcode (spawner thread in a new PID namespace) ── fork ──> init ── exec ──> sh
 
-The keeper (a forked vtcode, never exec'd) enters a user namespace when vtcode is not root,
-creates the PID, mount and (network off) network namespaces, forks the init and waits for it,
-exiting with its status, as `unshare --fork --kill-child` did. It dies with vtcode
-(PR_SET_PDEATHSIG), the init dies with the keeper, and when a PID namespace's init dies the
-kernel kills every process in it: nothing a command starts outlives it, vtcode or a SIGKILL.
+The keeper (a forked vtcode, never exec'd) enters a user namespace, creates the PID, mount and
+(network off) network namespaces, forks the init and waits for it, exiting with its status, as
+`unshare --fork --kill-child` did. A multi-threaded process cannot enter a user namespace, so
+only a user needs it; as root the spawner thread makes the PID namespace (`start`) and the init
+makes the others. The init, pid 1 of the new PID namespace, dies with its parent (the keeper, or
+vtcode's spawner thread: PR_SET_PDEATHSIG), and when a PID namespace's init dies the kernel
+kills every process in it: nothing a command starts outlives it, vtcode or a SIGKILL.
 
 The init, before exec: its own /proc and the read-only policy paths (`mounts`), every
 capability dropped (bounding, ambient, effective, permitted, inheritable), no_new_privs,
