@@ -9,6 +9,7 @@ its environment from every process of the same user outside the sandbox too.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -83,7 +84,11 @@ def test_as_a_user_the_sandbox_holds(area: Path, unprivileged_user: User) -> Non
     os.chmod(sock, 0o777)
     _give(area, unprivileged_user)
     connect = f"import socket; socket.socket(socket.AF_UNIX).connect({str(sock)!r})"
-    py = unprivileged_user.python[0]
+    py = shutil.which("python3", path="/usr/bin:/bin") or pytest.skip("no system python3")
+    own_server = (  # the broker serves the user's commands too: a workspace socket works
+        "import socket; s = socket.socket(socket.AF_UNIX); s.bind('own.sock'); s.listen(1); "
+        "socket.socket(socket.AF_UNIX).connect('own.sock'); print('own ok')"
+    )
     control = subprocess.run(unprivileged_user.as_user([py, "-c", connect]), capture_output=True)
     assert control.returncode == 0, control.stderr  # unsandboxed, the user reaches it
     commands = [
@@ -92,6 +97,7 @@ def test_as_a_user_the_sandbox_holds(area: Path, unprivileged_user: User) -> Non
         "touch ../outside/x",
         "touch inside.txt",
         f'{py} -c "{connect}"',
+        f'{py} -c "{own_server}"',
     ]
     script = _script(area / "script.toml", commands)
     os.chmod(script, 0o644)
@@ -103,7 +109,7 @@ def test_as_a_user_the_sandbox_holds(area: Path, unprivileged_user: User) -> Non
     finally:
         listener.close()
     assert proc.returncode == 0, stderr
-    caps, config, outside, inside, unix = outputs(stdout)
+    caps, config, outside, inside, unix, own = outputs(stdout)
     fields = dict(line.split(":\t", 1) for line in caps["output"].splitlines())
     for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
         assert fields[cap] == "0000000000000000", fields
@@ -112,3 +118,4 @@ def test_as_a_user_the_sandbox_holds(area: Path, unprivileged_user: User) -> Non
     assert outside["exit_code"] != 0 and not (area / "outside" / "x").exists()
     assert inside["exit_code"] == 0 and (ws / "inside.txt").exists()
     assert unix["exit_code"] != 0 and "Permission denied" in unix["output"], unix
+    assert own["exit_code"] == 0 and "own ok" in own["output"], own
