@@ -144,3 +144,20 @@ def test_a_damaged_record_runs_again_and_a_held_lock_is_exit_75(tmp_path: Path) 
     with FileLock(str(runs.parent / "lock")):
         busy = vtcode(["eval", "--resume", "torn"], tmp_path)
     assert busy.returncode == 75 and "running in another process" in busy.stderr
+
+
+def test_sigterm_is_an_interrupt_too(tmp_path: Path) -> None:
+    replay_task(tmp_path / "suite", "task-slow", SLOW_TURN)
+    proc = spawn_vtcode(["eval", "suite", "--id", "termed", "--jobs", "2", "-k", "3"], tmp_path)
+    deadline = time.monotonic() + 60
+    while len(_agents(b"/termed-")) < 2:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "exited early"
+        assert time.monotonic() < deadline, "the agents never started"
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=30) == 130
+    assert _records(tmp_path / ".vtcode" / "evals" / "termed" / "runs") == {}
+    deadline = time.monotonic() + 10
+    while _agents(b"/termed-") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _agents(b"/termed-") == []

@@ -78,10 +78,13 @@ def run_bounded(
     stdin: Path | None = None,
     preexec: Callable[[], None] | None = None,
     spawn: Spawn = _direct,
+    cancel: threading.Event | None = None,
 ) -> ProcResult:
     """Run `argv` in its own session with stdin closed (or read from `stdin`), stdout (and
     stderr, or into stdout) to files; kill the whole group after `timeout` seconds. The group
-    is also killed once the leader exits, so a daemonised grandchild cannot outlive the run."""
+    is also killed once the leader exits, so a daemonised grandchild cannot outlive the run.
+    A child started after `cancel` was set is killed at once (`kill_all` may have run just
+    before it was registered)."""
     start = time.monotonic()
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(stdout.open("wb"))
@@ -101,9 +104,11 @@ def run_bounded(
             )
 
         try:
-            with _live_lock:  # registered before a signal could find it missing
+            with _live_lock:  # registered before kill_all could miss it
                 proc = spawn(popen)
                 _live.add(proc)
+                if cancel is not None and cancel.is_set():
+                    _signal_group(proc.pid, signal.SIGKILL)
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
             why = exc.strerror if isinstance(exc, OSError) else str(exc)
             return ProcResult(None, False, time.monotonic() - start, f"{argv[0]}: {why}")

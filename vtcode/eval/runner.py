@@ -16,10 +16,11 @@ import functools
 import hashlib
 import os
 import shutil
+import signal
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,7 +123,13 @@ def _sandbox_for(plan: EvalPlan, writable: Sequence[Path]) -> Sandbox:
     )
 
 
-def _start_agent(plan: EvalPlan, run: PlannedRun, ctx: RunContext, attempt: Path) -> ProcResult:
+def _start_agent(
+    plan: EvalPlan,
+    run: PlannedRun,
+    ctx: RunContext,
+    attempt: Path,
+    cancel: threading.Event | None,
+) -> ProcResult:
     """Start the agent bounded by the task's timeout: vtcode as it is (it sandboxes its own
     commands) with the parent-death signal; peers and commands inside vtcode's sandbox."""
     inv = run.adapter.invocation(ctx)
@@ -138,6 +145,7 @@ def _start_agent(plan: EvalPlan, run: PlannedRun, ctx: RunContext, attempt: Path
         stdout=ctx.stdout,
         stderr=attempt / "agent.stderr",
         stdin=stdin,
+        cancel=cancel,
     )
     if not inv.sandboxed:
         res = bounded([*_pdeathsig(), *inv.argv], env=env)
@@ -196,7 +204,7 @@ def run_one(
     if cancel is not None and cancel.is_set():
         return None  # interrupted before the agent started
     started = rfc3339()
-    res = _start_agent(plan, run, ctx, attempt)
+    res = _start_agent(plan, run, ctx, attempt, cancel)
     exit_code, timed_out, seconds = res.exit_code, res.timed_out, res.seconds
     finished = rfc3339()
     if cancel is not None and cancel.is_set():
@@ -251,6 +259,26 @@ def run_one(
     return record
 
 
+def _catch_signals(cancel: threading.Event) -> Callable[[], None]:
+    """SIGINT and SIGTERM set `cancel` instead of raising wherever the main thread happens to
+    be (a KeyboardInterrupt inside a lock of concurrent.futures can leave it held and the eval
+    hung); the wait loop raises at a safe point. Returns the function that restores the
+    previous handlers. A no-op off the main thread (signals go to the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: object) -> None:
+        cancel.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
 def _records(store: EvalStore, runs: Sequence[PlannedRun]) -> list[RunRecord]:
     return [r for r in (store.read_record(run.key) for run in runs) if r is not None]
 
@@ -276,12 +304,13 @@ def run_eval(
         done = len(runs) - len(todo)
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="vtcode-eval")
         cancel = threading.Event()
-        futures: list[Future[RunRecord | None]] = []
+        restore = _catch_signals(cancel)
         try:
-            futures = [pool.submit(run_one, plan, r, store, settings, cancel) for r in todo]
-            pending = set(futures)
+            pending = {pool.submit(run_one, plan, r, store, settings, cancel) for r in todo}
             while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                if cancel.is_set():
+                    raise KeyboardInterrupt  # raised here, between calls, never inside a lock
                 for fut in finished:
                     record = fut.result()  # a task error is raised here
                     if record is None:
@@ -291,16 +320,11 @@ def run_eval(
                         progress(record, done, len(runs))
         except BaseException:
             cancel.set()
-            pool.shutdown(wait=False, cancel_futures=True)
             kill_all()
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            restore()
         shutil.rmtree(_temp_root(store), ignore_errors=True)
-    return build_report(plan, _records(store, runs))
-
-
-def report_of(store: EvalStore, plan: EvalPlan) -> EvalReport:
-    """The document of an eval as its records stand (nothing is run)."""
-    runs = planned_runs(plan, [adapter_for(s) for s in plan.agents])
     return build_report(plan, _records(store, runs))
