@@ -129,3 +129,16 @@ def test_a_peer_without_an_endpoint_or_model_is_a_usage_error(
     proc = vtcode(["eval", "suite", "--agent", "codex", "--model", "m"], tmp_path, env=env)
     assert proc.returncode == 2 and "OPENAI_BASE_URL" in proc.stderr
     assert not (tmp_path / ".vtcode" / "evals").exists()  # refused before anything was written
+
+
+def test_the_endpoint_can_come_from_the_provider_table(
+    tmp_path: Path, peers: dict[str, str]
+) -> None:
+    hello_task(tmp_path / "suite")
+    env = {**peers, "OPENAI_BASE_URL": ""}
+    table = 'providers.openai.base_url="http://127.0.0.1:9/v1"'
+    args = ["eval", "suite", "--agent", "codex", "--model", "tiny-model", "-c", table, "--json"]
+    proc = vtcode(args, tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    [run] = json.loads(proc.stdout)["runs"]
+    assert run["passed"], run
