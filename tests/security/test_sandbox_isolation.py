@@ -128,3 +128,28 @@ def test_a_policy_file_absent_at_the_start_is_removed_when_the_command_ends(
     assert check["exit_code"] == 0 and "gone" in check["output"], check
     assert not os.path.lexists(ws / name)
     subprocess.run(["git", "-C", str(ws), "status"], check=True, capture_output=True)
+
+
+def test_a_submodule_pointer_and_its_git_folder_are_read_only(area: Path) -> None:
+    sub_src = area / "outside" / "subsrc"
+    subprocess.run(["git", "init", "-q", str(sub_src)], check=True)
+    commit = ["-c", "user.email=t@e", "-c", "user.name=t", "commit", "--allow-empty", "-qm", "0"]
+    _git(sub_src, *commit)
+    ws = area / "ws"
+    _git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub_src), "sub")
+    pointer, module = ws / "sub" / ".git", ws / ".git" / "modules" / "sub"
+    assert pointer.is_file() and (module / "config").is_file()
+    before = (pointer.read_bytes(), (module / "config").read_bytes())
+    proc, outputs = _run(
+        ws,
+        [
+            "echo 'gitdir: /tmp/evil' > sub/.git",
+            "rm -f sub/.git",
+            "echo '[core]' >> .git/modules/sub/config",
+            "touch .git/modules/sub/hooks/post-checkout",
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert all(o["exit_code"] != 0 for o in outputs), outputs
+    assert (pointer.read_bytes(), (module / "config").read_bytes()) == before
+    assert not (module / "hooks" / "post-checkout").exists()

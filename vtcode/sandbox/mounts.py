@@ -8,7 +8,8 @@ bind mounts in the command's own mount namespace (vtcode and the user see no cha
 - the workspace's `vtcode.toml` and `.vtcode/`;
 - in every git folder the workspace uses (its `.git`, a linked worktree's git folder and the
   main one it names, submodules under `modules/`): `config`, `config.worktree`, `hooks/`,
-  `info/`, `commondir`, and a linked worktree's `.git` file (the pointer to its git folder).
+  `info/`, `commondir`, and a linked worktree's or a submodule's `.git` file (the pointer to its
+  git folder).
 
 A mount point cannot be renamed or removed (EBUSY), so each of them, the workspace itself and
 each git folder (bound onto themselves, still writable) cannot be swapped for a planted copy.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterable, Mapping
@@ -54,6 +56,7 @@ _KEEP = ((2, _MS_NOSUID), (4, _MS_NODEV), (8, _MS_NOEXEC), (1024, _MS_NOATIME),
          (2048, _MS_NODIRATIME), (4096, _MS_RELATIME))  # fmt: skip
 _GIT_POLICY = ("config", "config.worktree", "hooks", "info", "commondir")
 _GIT_CREATE = ("hooks", "info")  # folders made first when absent (git ignores them empty)
+_MODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 _SKIP_WALK = {"objects", "refs", "logs", "lfs"}
 # Absent policy files a command could create (no mount can cover a name that does not exist):
 # removed when the command ends (`remove_planted`).
@@ -102,6 +105,17 @@ def _submodule_git_folders(gitdir: Path) -> Iterable[Path]:
         dirs[:] = [d for d in dirs if d not in _SKIP_WALK]
 
 
+def _submodule_pointers(workspace: Path) -> list[Path]:
+    """Each submodule's `.git` file (`gitdir: ...`), named by the workspace's `.gitmodules`:
+    rewritten, it would send the next git run in that submodule to a planted git folder."""
+    try:
+        text = (workspace / ".gitmodules").read_text(errors="replace")[:1_000_000]
+    except OSError:
+        return []
+    found = (m.group(1).strip() for m in _MODULE_PATH.finditer(text))
+    return [p for p in (workspace / f / ".git" for f in found if f) if p.is_file()]
+
+
 def policy_paths(workspace: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
     """(folders to pin, paths to make read-only) for commands in `workspace`, absent ones too.
 
@@ -112,7 +126,7 @@ def policy_paths(workspace: Path, env: Mapping[str, str]) -> tuple[list[Path], l
     pins = [workspace, *gitdirs]
     readonly = [*user_paths(env), workspace / WORKSPACE_FILE, workspace / ".vtcode"]
     readonly += [p for p in workspace_paths(workspace) if p.name != ".git"]  # VTCODE.toml too
-    readonly += pointers
+    readonly += pointers + _submodule_pointers(workspace)
     for gitdir in [*gitdirs, *(m for g in gitdirs for m in _submodule_git_folders(g))]:
         readonly += [gitdir / name for name in _GIT_POLICY]
     return pins, list(dict.fromkeys(readonly))
