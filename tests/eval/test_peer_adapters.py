@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -142,3 +145,67 @@ def test_the_endpoint_can_come_from_the_provider_table(
     assert proc.returncode == 0, proc.stderr
     [run] = json.loads(proc.stdout)["runs"]
     assert run["passed"], run
+
+
+class _Refusing(BaseHTTPRequestHandler):
+    """Every request: HTTP 400 with an Anthropic/OpenAI-style error body (not retried)."""
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = json.dumps(
+            {"type": "error", "error": {"type": "invalid_request_error", "message": "no model"}}
+        ).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.skipif(
+    not (shutil.which("codex") and shutil.which("claude")),
+    reason="not installed: npm install -g @openai/codex @anthropic-ai/claude-code",
+)
+def test_the_real_peers_accept_the_command_line_and_report_a_provider_error(
+    tmp_path: Path,
+) -> None:
+    """The installed codex and claude, in vtcode's sandbox, against a 127.0.0.1 server that
+    refuses every request: both start (their flags are right), and their own streams say the
+    request failed, which the runner reads as provider_error."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        hello_task(tmp_path / "suite")
+        env = {
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+        }
+        args = ["eval", "suite", "--agent", "codex", "--agent", "claude", "--model", "tiny"]
+        proc = vtcode([*args, "--jobs", "2", "--json"], tmp_path, env=env, timeout=180)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr
+    runs = {r["agent"]: r for r in json.loads(proc.stdout)["runs"]}
+    for agent in ("codex", "claude"):
+        run = runs[agent]
+        assert (run["failure"], run["exit_code"], run["timed_out"]) == (
+            "provider_error",
+            1,
+            False,
+        ), run
+        assert run["outcome_subtype"] == "error_during_execution"
+        assert run["wall_seconds"] < 60
+        events = [json.loads(x) for x in Path(run["log"]).read_text().splitlines() if x]
+        assert events, agent
+    assert runs["claude"]["outcome_code"] == "api_error_400"
+    assert runs["claude"]["model_requests"] == 0  # claude's synthetic error message is no request

@@ -355,7 +355,8 @@ def _claude_event(rec: AgentRecord, ev: dict[str, Any], messages: set[str]) -> N
     elif kind == "assistant" and isinstance(ev.get("message"), dict):
         msg = ev["message"]
         mid = msg.get("id")
-        if isinstance(mid, str) and mid not in messages:
+        synthetic = msg.get("model") == "<synthetic>"  # claude's own text for an API error
+        if isinstance(mid, str) and mid not in messages and not synthetic:
             messages.add(mid)
             usage = msg.get("usage")
             if rec.first_prompt_tokens is None and isinstance(usage, dict):
@@ -370,8 +371,17 @@ def _claude_event(rec: AgentRecord, ev: dict[str, Any], messages: set[str]) -> N
     elif kind == "result":
         rec.completed = True
         subtype = ev.get("subtype")
-        rec.outcome_subtype = str(subtype)
-        rec.outcome_code = "error" if ev.get("is_error") else str(subtype)
+        failed = bool(ev.get("is_error"))
+        # claude reports an API error as subtype "success" with is_error: not a success here.
+        rec.outcome_subtype = (
+            "error_during_execution" if failed and subtype == "success" else (str(subtype))
+        )
+        status = ev.get("api_error_status")
+        rec.outcome_code = (
+            (f"api_error_{status}" if isinstance(status, int) else "error")
+            if failed
+            else str(subtype)
+        )
         rec.turns = _int(ev.get("num_turns"))
         usage = ev.get("usage") if isinstance(ev.get("usage"), dict) else {}
         assert isinstance(usage, dict)
