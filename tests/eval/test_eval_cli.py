@@ -173,6 +173,10 @@ def test_min_pass_rate_and_html(
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "<script" not in html
     assert "pass@1 per task" in html and "unparsable_tool_call" in html and "<svg" in html
+    rc, out, _ = _eval(["--resume", "e1", "--html", "-", "-q"], root)
+    assert rc == 0 and out.startswith("<!DOCTYPE html>") and out.endswith("</html>\n")
+    rc, _, err = _eval(["--resume", "e1", "--html", "-", "--json"], root)
+    assert rc == 2 and "choose one" in err
 
 
 def test_agent_cmd_runs_a_real_process_in_the_workspace(tmp_path: Path) -> None:

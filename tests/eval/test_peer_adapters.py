@@ -54,6 +54,7 @@ for flag in ("-p", "--verbose", "--dangerously-skip-permissions"):
     assert flag in args, flag
 assert args[args.index("--output-format") + 1] == "stream-json"
 assert args[args.index("--model") + 1] == "tiny-model"
+assert "--disallowed-tools=Workflow" in args
 assert os.environ["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
 assert os.environ["IS_SANDBOX"] == "1"
 assert sys.stdin.read() == ""

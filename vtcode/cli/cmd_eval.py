@@ -108,6 +108,9 @@ def eval_cmd(
     elif suite is None:
         raise UsageError("no SUITE: pass a folder of task folders", hint="vtcode eval evals/public")
     html_target = None if html_file is None else check_output(html_file, workspace=app.workspace)
+    page_on_stdout = html_target is not None and html_target.path is None
+    if page_on_stdout and as_json:
+        raise UsageError("--html - and --json both write to standard output; choose one")
     app.add_overrides((*overrides,))
     config = app.loaded_config().config
     store, plan, settings = open_eval(
@@ -136,7 +139,7 @@ def eval_cmd(
         report = run_eval(store, plan, settings, jobs=jobs, progress=view.update)
     if as_json:
         emit_json(encode(report))
-    else:
+    elif not page_on_stdout:  # `--html -`: the page alone on stdout
         render_table(report)
     if html_target is not None:
         import sys

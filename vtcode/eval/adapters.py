@@ -41,6 +41,7 @@ __all__ = [
 
 AGENT_KINDS = ("vtcode", "codex", "claude")
 INSTALL_HINT = "npm install -g @openai/codex @anthropic-ai/claude-code"
+CLAUDE_DISALLOWED = "Workflow"
 VTCODE_EXITS = frozenset({0, 1, 3, 4, 130})  # documented outcomes; 2 and others: a crash
 TOOL_ITEMS = frozenset(
     {"tool_invocation", "command_execution", "mcp_tool_call", "file_change", "web_search"}
@@ -328,6 +329,9 @@ class ClaudeAdapter:
         argv = [self.exe, "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--model", model, "--dangerously-skip-permissions", "--no-session-persistence"]
         argv += ["--max-turns", str(ctx.task.spec.max_turns)]
+        # llama.cpp cannot compile the Workflow tool's schema to a grammar ("failed to parse
+        # grammar": every run fails in < 1 s); without it claude runs (issue 28's measurement).
+        argv += [f"--disallowed-tools={CLAUDE_DISALLOWED}"]
         env = {
             "ANTHROPIC_BASE_URL": url,
             "ANTHROPIC_API_KEY": os.environ.get("ANTHROPIC_API_KEY") or "sk-vtcode-eval",
