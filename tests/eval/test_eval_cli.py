@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +249,35 @@ def test_a_missing_peer_names_how_to_install_it(tmp_path: Path) -> None:
         assert proc.returncode == 2, proc.stderr
         assert f"`{agent}` is not on PATH" in proc.stderr
         assert "npm install -g @openai/codex @anthropic-ai/claude-code" in proc.stderr
+
+
+def test_what_a_hostile_agent_leaves_is_kept_across_file_systems_without_blocking(
+    tmp_path: Path,
+) -> None:
+    """The runs work under TMPDIR; with TMPDIR on another file system (tmpfs) the run folder
+    is copied, and a FIFO, a dangling symlink and a deep tree the agent made must neither
+    block nor break keeping it."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second file system for TMPDIR")
+    replay_task(tmp_path / "suite", "pass", WRITE_HELLO)
+    agent = (
+        "mkfifo pipe && ln -s /nonexistent dangling && mkdir -p a/b/c/d && echo x > a/b/c/d/f "
+        "&& echo hello > hello.txt # {prompt}"
+    )
+    temp = Path(tempfile.mkdtemp(dir=shm))
+    try:
+        proc = vtcode(
+            ["eval", "suite", "--agent-cmd", agent, "--json"],
+            tmp_path,
+            env={"TMPDIR": str(temp)},
+            timeout=120,
+        )
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr
+    [run] = json.loads(proc.stdout)["runs"]
+    assert run["passed"], run
+    ws = Path(run["workspace"])
+    assert stat.S_ISFIFO(os.lstat(ws / "pipe").st_mode)
+    assert (ws / "dangling").is_symlink() and (ws / "a/b/c/d/f").read_text() == "x\n"

@@ -34,7 +34,7 @@ from vtcode.eval.proc import ProcResult, kill_all, run_bounded, tail_text
 from vtcode.eval.results import CheckRecord, EvalPlan, EvalReport, RunRecord
 from vtcode.eval.suite import Suite, Task, load_suite
 from vtcode.eval.summary import build_report
-from vtcode.eval.workspace import materialize, protected_digest, run_check
+from vtcode.eval.workspace import keep_folder, materialize, protected_digest, run_check
 from vtcode.sandbox.launch import Sandbox
 
 __all__ = ["PlannedRun", "Progress", "RunSettings", "planned_runs", "run_eval", "select_tasks"]
@@ -219,7 +219,7 @@ def run_one(
     final = store.run_dir(run.key)
     if final.exists():
         shutil.rmtree(final)  # an interrupted earlier attempt
-    shutil.move(str(attempt), str(final))
+    keep_folder(attempt, final)
     record = RunRecord(
         run_key=run.key,
         task_id=run.task.id,

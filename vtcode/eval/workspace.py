@@ -9,6 +9,7 @@ aside and put back), so what the agent left is what a person inspects later.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -27,6 +28,7 @@ __all__ = [
     "CheckResult",
     "apply_reference",
     "check_argv",
+    "keep_folder",
     "materialize",
     "protected_digest",
     "run_check",
@@ -151,6 +153,31 @@ def _copy_file(src: str, dst: str) -> None:
         raise TaskError("only regular files, folders and symlinks can be copied", location=src)
     else:
         shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _copy_kept(src: str, dst: str) -> None:
+    """Copy what an agent left, whatever it is, without ever opening anything but a regular
+    file: a FIFO is made anew, a socket or device is left out."""
+    st = os.lstat(src)
+    if stat.S_ISLNK(st.st_mode):
+        Path(dst).symlink_to(Path(src).readlink())
+    elif stat.S_ISREG(st.st_mode):
+        shutil.copy2(src, dst, follow_symlinks=False)
+    elif stat.S_ISFIFO(st.st_mode):
+        os.mkfifo(dst, stat.S_IMODE(st.st_mode))
+
+
+def keep_folder(src: Path, dest: Path) -> None:
+    """Move a finished run's folder to where it is kept: a rename on one file system, else a
+    copy that never blocks on a FIFO the agent made (then the original is removed)."""
+    try:
+        src.rename(dest)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    shutil.copytree(src, dest, symlinks=True, copy_function=_copy_kept)
+    shutil.rmtree(src, ignore_errors=True)
 
 
 def _copy_tree(src: Path, dest: Path) -> None:
