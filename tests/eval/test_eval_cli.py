@@ -281,3 +281,25 @@ def test_what_a_hostile_agent_leaves_is_kept_across_file_systems_without_blockin
     ws = Path(run["workspace"])
     assert stat.S_ISFIFO(os.lstat(ws / "pipe").st_mode)
     assert (ws / "dangling").is_symlink() and (ws / "a/b/c/d/f").read_text() == "x\n"
+
+
+def test_an_agent_that_swaps_its_workspace_for_a_link_gets_nothing_written_there(
+    tmp_path: Path,
+) -> None:
+    """The runner checks the workspace folder itself before copying checker files into it: an
+    agent that replaced it with a symlink (here to a folder of the test's) fails its check,
+    and nothing of the task lands where the link points. (Inside vtcode's sandbox the agent
+    cannot remove the folder at all; this is the case without one.)"""
+    replay_task(tmp_path / "suite", "pass", WRITE_HELLO)
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    agent = f"cd .. && rm -rf workspace && ln -s {target} workspace # {{prompt}}"
+    # Unconfined (the sandbox would refuse to remove the folder): the runner's own guard.
+    args = ["suite", "--agent-cmd", agent, "--sandbox", "danger-full-access", "--json"]
+    proc = vtcode(["eval", *args], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    [run] = json.loads(proc.stdout)["runs"]
+    assert not run["passed"]
+    assert run["failure"] == "protected_changed"  # keep.txt is gone with the folder
+    assert "no longer a folder" in run["check"]["output"]
+    assert list(target.iterdir()) == []  # no check.py was copied through the link

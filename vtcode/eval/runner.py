@@ -34,7 +34,13 @@ from vtcode.eval.proc import ProcResult, kill_all, run_bounded, tail_text
 from vtcode.eval.results import CheckRecord, EvalPlan, EvalReport, RunRecord
 from vtcode.eval.suite import Suite, Task, load_suite
 from vtcode.eval.summary import build_report
-from vtcode.eval.workspace import keep_folder, materialize, protected_digest, run_check
+from vtcode.eval.workspace import (
+    CheckResult,
+    keep_folder,
+    materialize,
+    protected_digest,
+    run_check,
+)
 from vtcode.sandbox.launch import Sandbox
 
 __all__ = ["PlannedRun", "Progress", "RunSettings", "planned_runs", "run_eval", "select_tasks"]
@@ -164,6 +170,15 @@ def _start_agent(
     return res
 
 
+_NO_WORKSPACE = CheckResult(
+    passed=False,
+    exit_code=None,
+    timed_out=False,
+    seconds=0.0,
+    output="not checked: the workspace is no longer a folder (the agent removed or replaced it)",
+)
+
+
 def _relocate(path: Path | None, attempt: Path, final: Path) -> str | None:
     if path is None:
         return None
@@ -209,9 +224,12 @@ def run_one(
     finished = rfc3339()
     if cancel is not None and cancel.is_set():
         return None  # interrupted: the agent was killed by us, not by itself; it runs again
-    after = protected_digest(run.task, ws)
+    if ws.is_dir() and not ws.is_symlink():
+        after = protected_digest(run.task, ws)
+        check = run_check(run.task, ws)
+    else:  # removed, or replaced by a link to elsewhere: nothing there is checked or written
+        after, check = {}, _NO_WORKSPACE
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
-    check = run_check(run.task, ws)
     agent, log = run.adapter.read(ctx, exit_code)
     failure = classify(
         agent, passed_check=check.passed, protected_changed=bool(changed), timed_out=timed_out
