@@ -164,6 +164,8 @@ def test_min_pass_rate_and_html(
     root, _, _ = outcome_eval
     rc, _, err = _eval(["--resume", "e1", "--min-pass-rate", "0.1", "-q"], root)
     assert rc == 0, err
+    with_env = vtcode(["eval", "--resume", "e1", "-q"], root, env={"VTCODE_PROVIDER": "openai"})
+    assert with_env.returncode == 0, with_env.stderr  # the environment is not the command line
     rc, out, err = _eval(["--resume", "e1", "--min-pass-rate", "0.5"], root)
     assert rc == 1
     assert "below --min-pass-rate 0.5" in err

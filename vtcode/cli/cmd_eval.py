@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import rich_click as click
+from click import get_current_context
+from click.core import ParameterSource
 
 from vtcode.cli.context import AppContext
 from vtcode.cli.exec_opts import exec_args, exec_model_options
@@ -92,13 +94,16 @@ def eval_cmd(
     from vtcode.outpath import check_output, write_output
 
     if resume is not None:
+        # Only what the command line says: --provider may also come from VTCODE_PROVIDER.
+        source = get_current_context().get_parameter_source
         given = [
             name
-            for name, value in (("SUITE", suite), ("-k", k), ("--task", task_ids),
-                                ("--tag", tags), ("--agent", agents), ("--agent-cmd", agent_cmd),
-                                ("--provider", provider), ("--model", model),
-                                ("-c", overrides), ("--sandbox", sandbox_mode), ("--id", eval_id))
-            if value
+            for name, param in (("SUITE", "suite"), ("-k", "k"), ("--task", "task_ids"),
+                                ("--tag", "tags"), ("--agent", "agents"),
+                                ("--agent-cmd", "agent_cmd"), ("--provider", "provider"),
+                                ("--model", "model"), ("-c", "overrides"),
+                                ("--sandbox", "sandbox_mode"), ("--id", "eval_id"))
+            if source(param) is ParameterSource.COMMANDLINE
         ]  # fmt: skip
         if given:
             raise UsageError(
