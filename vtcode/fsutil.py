@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from vtcode.ownfile import open_own, read_own_prefix
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -114,22 +115,21 @@ def atomic_write_json(path: Path, data: Any, *, pretty: bool = False, durable: b
 
 
 def open_append(path: Path) -> int:
-    """A read/append fd on a regular file that is not a symlink, created 0600 if missing."""
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC
-    fd = os.open(path, flags, FILE_MODE)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return fd
+    """A read/append fd on a regular file that is not a symlink, created 0600 if missing
+    (`vtcode.ownfile.open_own`: a FIFO, socket, device or folder there is refused at once)."""
+    return open_own(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
 
 
 def read_regular(path: Path, limit: int | None = None) -> bytes:
-    """Read a regular file without following a final symlink."""
-    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+    """Read a regular file without following a final symlink and without blocking on a FIFO
+    (`vtcode.ownfile`); at most `limit` bytes when given (callers detect an oversized file by
+    asking for one more byte than they accept)."""
+    if limit is not None:
+        return read_own_prefix(path, limit)
+    fd = open_own(path)
     try:
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read() if limit is None else f.read(limit)
+            return f.read()
     finally:
         os.close(fd)
 

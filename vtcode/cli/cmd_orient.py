@@ -21,6 +21,11 @@ def orient(app: AppContext, as_json: bool) -> int:
     from vtcode.orient.context import gather_orientation
 
     ctx = gather_orientation(app.workspace)
+    if ctx.skipped:
+        from vtcode.cli.output import print_warning
+
+        for message in ctx.skipped:
+            print_warning(message, color=app.color)
     if as_json:
         from vtcode.cli.output import emit_json
 

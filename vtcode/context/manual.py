@@ -43,7 +43,7 @@ from vtcode.context.summary import local_summary
 from vtcode.context.thresholds import resolve_thresholds
 from vtcode.context.tokens import default_estimator
 from vtcode.errors import LockBusyError, NotFoundError, UsageError
-from vtcode.fsutil import atomic_write_bytes
+from vtcode.fsutil import atomic_write_bytes, read_regular
 from vtcode.hooks.config import plan_hooks
 from vtcode.hooks.models import SessionStartPayload
 from vtcode.hooks.runner import HookRunner
@@ -77,7 +77,7 @@ class ManualCompaction:
 
 def _digest_bytes(path: Path) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except FileNotFoundError:
         return ""
 

@@ -23,6 +23,7 @@ from prompt_toolkit.output import ColorDepth
 
 from vtcode.fsutil import ensure_private_dir
 from vtcode.interactive.commands import COMMANDS, EFFORTS
+from vtcode.ownfile import open_own
 from vtcode.redact import Redactor
 
 __all__ = ["LineEditor", "SlashCompleter", "history_path"]
@@ -58,7 +59,8 @@ def _history(path: Path | None) -> History:
         return InMemoryHistory()
     try:
         ensure_private_dir(path.parent)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600))
+        # a FIFO, folder or link planted there is refused without blocking (`vtcode.ownfile`)
+        os.close(open_own(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
     except OSError:
         return InMemoryHistory()  # a read-only home: the chat works, without history
     return _RedactedHistory(str(path))

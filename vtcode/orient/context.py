@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.context.archive import compaction_summary_path
-from vtcode.fsutil import read_regular
+from vtcode.errors import UsageError
 from vtcode.orient import gitutil
 from vtcode.orient.memory import MemoryKind, memory_path, read_text
 from vtcode.orient.models import HandoffRequest
 from vtcode.orient.paths import tasks_dir
+from vtcode.ownfile import SMALL_TEXT, OwnFileRefused, read_own
 
 __all__ = ["ARTIFACTS", "OrientationContext", "gather_orientation", "read_artifact_summary"]
 
@@ -67,6 +68,9 @@ class OrientationContext:
     # vtcode: exec_command's sandbox when it is not the default (workspace-write, no network)
     # or missing, so the model knows what its commands may do (the manifest records it always).
     sandbox: str | None = None
+    # vtcode: one message per artifact that was there but refused (a FIFO, socket, folder,
+    # symlink or oversized file planted under .vtcode/): skipped, and shown as a warning.
+    skipped: list[str] = dataclasses.field(default_factory=list)
 
     def to_prompt_section(self) -> str | None:
         """`[Orientation Context]` and its `###` sections, or None when there is nothing."""
@@ -100,7 +104,7 @@ class OrientationContext:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if v is not None:
+            if v is not None and f.name != "skipped":
                 out[f.name] = encode(v)
         out["section"] = self.to_prompt_section()
         return out
@@ -112,16 +116,22 @@ def _truncate_within(text: str, limit: int, ellipsis: str = "...") -> str:
     return text[: max(0, limit - len(ellipsis))] + ellipsis
 
 
-def _read_text(path: Path, limit: int = 1 << 20) -> str | None:
+def _read_text(path: Path, skipped: list[str] | None = None) -> str | None:
+    """The file's text; None when missing or unreadable. One that is there but is not a
+    regular file, is a symlink or is larger than 1 MiB is also noted in `skipped`."""
     try:
-        return read_regular(path, limit=limit).decode("utf-8", "replace")
+        return read_own(path, SMALL_TEXT).decode("utf-8", "replace")
+    except OwnFileRefused as e:
+        if skipped is not None:
+            skipped.append(f"{path}: {e.strerror}; skipped")
+        return None
     except OSError:
         return None
 
 
-def read_artifact_summary(path: Path, label: str) -> str | None:
+def read_artifact_summary(path: Path, label: str, skipped: list[str] | None = None) -> str | None:
     """First 4 non-heading lines joined by ` | `, at most 280 chars (upstream's preview)."""
-    content = _read_text(path)
+    content = _read_text(path, skipped)
     if content is None:
         return None
     lines = [ln.strip() for ln in content.splitlines()]
@@ -131,9 +141,17 @@ def read_artifact_summary(path: Path, label: str) -> str | None:
     return f"{label}: {_truncate_within(' | '.join(lines), SUMMARY_PREVIEW_CHARS)}"
 
 
-def _memory_summary(workspace: Path, kind: MemoryKind) -> str | None:
-    """The memory file; past 20 entries only the newest 20, with a pointer to the whole file."""
-    text = read_text(workspace, kind)
+def _memory_summary(
+    workspace: Path, kind: MemoryKind, skipped: list[str] | None = None
+) -> str | None:
+    """The memory file; past 20 entries only the newest 20, with a pointer to the whole file.
+    An unreadable one (a FIFO, a folder, too large) is skipped with a note, never fatal here."""
+    try:
+        text = read_text(workspace, kind)
+    except UsageError as e:
+        if skipped is not None:
+            skipped.append(f"{e}; skipped")
+        return None
     if not text.strip():
         return None
     lines = text.rstrip("\n").splitlines()
@@ -148,8 +166,8 @@ def _memory_summary(workspace: Path, kind: MemoryKind) -> str | None:
     )
 
 
-def _compaction_summary(workspace: Path) -> str | None:
-    text = _read_text(compaction_summary_path(workspace))
+def _compaction_summary(workspace: Path, skipped: list[str] | None = None) -> str | None:
+    text = _read_text(compaction_summary_path(workspace), skipped)
     if text is None or not text.strip():
         return None
     text = text.strip("\n")
@@ -206,11 +224,11 @@ def gather_orientation(workspace: Path, session_id: str | None = None) -> Orient
             previous_run=previous_run_line(ws, latest_progress(ws, exclude=session_id)),
         )
     for name, (filename, label) in ARTIFACTS.items():
-        setattr(ctx, name, read_artifact_summary(tasks_dir(ws) / filename, label))
+        setattr(ctx, name, read_artifact_summary(tasks_dir(ws) / filename, label, ctx.skipped))
     ctx.recent_git_log = gitutil.recent_log(ws)
-    ctx.loop_notes = _memory_summary(ws, MemoryKind.NOTES)
-    ctx.loop_decisions = _memory_summary(ws, MemoryKind.DECISIONS)
-    ctx.compaction_summary = _compaction_summary(ws)
+    ctx.loop_notes = _memory_summary(ws, MemoryKind.NOTES, ctx.skipped)
+    ctx.loop_decisions = _memory_summary(ws, MemoryKind.DECISIONS, ctx.skipped)
+    ctx.compaction_summary = _compaction_summary(ws, ctx.skipped)
     ctx.context_reset_manifest = read_reset_manifest(ws)
     ctx.handoff, ctx.handoff_prompt = load_handoff(ws)
     return ctx

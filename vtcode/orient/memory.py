@@ -19,9 +19,10 @@ import secrets
 from pathlib import Path
 
 from vtcode.clock import compact_stamp, utcnow
-from vtcode.errors import UsageError, VtcodeError
-from vtcode.fsutil import FILE_MODE, fsync_dir, open_append, read_regular, write_all
+from vtcode.errors import UsageError
+from vtcode.fsutil import FILE_MODE, fsync_dir, open_append, write_all
 from vtcode.orient.paths import DECISIONS, NOTES, ensure_state_dir, state_dir
+from vtcode.ownfile import read_own
 
 __all__ = [
     "MemoryEntry",
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 APPEND_LOCK_TIMEOUT_SECS = 10.0
+# Past this a memory file is refused (read, or appended to) rather than loaded: a year of cron
+# steps writing a note each is about 1 MB; a 2 GiB sparse file planted there is not notes.
+MEMORY_MAX_BYTES = 16 << 20
 _ENTRY = re.compile(r"^- \[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\] (.*)$")
 _TAIL_CHUNK = 64 * 1024
 
@@ -127,6 +131,8 @@ def append_entry(
         existed = path.exists()
         fd = open_append(path)
         try:
+            if os.fstat(fd).st_size > MEMORY_MAX_BYTES:
+                raise OSError(errno.EFBIG, f"larger than {MEMORY_MAX_BYTES} bytes", str(path))
             size = _repair_tail(fd, path)
             data = (kind.header.encode() + line) if size == 0 else line
             write_all(fd, data)
@@ -137,7 +143,7 @@ def append_entry(
             fsync_dir(folder)
     except OSError as e:
         why = "it is a symlink" if e.errno == errno.ELOOP else (e.strerror or str(e))
-        raise VtcodeError(f"cannot append to {path}: {why}; nothing was written") from None
+        raise UsageError(f"cannot append to {path}: {why}; nothing was written") from None
     finally:
         lock.release()
     return MemoryEntry(timestamp=stamp, text=body)
@@ -147,7 +153,7 @@ def read_text(workspace: Path, kind: MemoryKind) -> str:
     """The whole file ("" when missing), without a torn last fragment."""
     path = memory_path(workspace, kind)
     try:
-        data = read_regular(path)
+        data = read_own(path, MEMORY_MAX_BYTES)
     except FileNotFoundError:
         return ""
     except OSError as e:

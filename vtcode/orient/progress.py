@@ -24,6 +24,7 @@ from vtcode.fsutil import atomic_write_bytes, atomic_write_json, ensure_private_
 from vtcode.jsontypes import DecodeError, decode, encode
 from vtcode.orient.models import Milestone, MilestoneStatus, ProgressLedger
 from vtcode.orient.paths import TASK_TRACKER, tasks_dir
+from vtcode.ownfile import read_own
 from vtcode.redact import Redactor
 from vtcode.store.layout import DERIVED_DIR, is_real_dir, session_dir, sessions_root
 
@@ -253,7 +254,7 @@ def _recent_path(workspace: Path) -> Path:
 
 def _read_recent(workspace: Path) -> list[str] | None:
     try:
-        text = read_regular(_recent_path(workspace), limit=64 * 1024).decode("utf-8", "replace")
+        text = read_own(_recent_path(workspace), 64 * 1024).decode("utf-8", "replace")
     except OSError:
         return None
     return [line for line in text.splitlines() if line and not line.startswith(".")]

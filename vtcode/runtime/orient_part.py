@@ -77,13 +77,22 @@ class OrientPart(LoopHooks):
         self._handoff_taken = False
         self.saved_path: Path | None = None
         self._last_saved: ProgressLedger | None = None
+        self._recorder: Recorder | None = None
+        self._warned: set[str] = set()
 
     # ------------------------------------------------------------------ LoopHooks
+
+    def attach(self, recorder: Recorder) -> None:
+        self._recorder = recorder
 
     def orientation(self) -> str | None:
         from vtcode.orient.handoff import take_over_handoff
 
         ctx = gather_orientation(self.workspace, self.session_id)
+        for message in ctx.skipped:  # a planted FIFO or folder: one warning, the run goes on
+            if self._recorder is not None and message not in self._warned:
+                self._warned.add(message)
+                self._recorder.warning(message)
         if ctx.handoff_prompt is not None and not self._handoff_taken:
             self._handoff_taken = True
             self._handoff_prompt = ctx.handoff_prompt

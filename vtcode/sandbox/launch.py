@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vtcode.config.model import SandboxConfig, SandboxMode
+from vtcode.ownfile import read_own
 from vtcode.sandbox import landlock, mounts, seccomp
 from vtcode.sandbox.child import (
     Channel,
@@ -319,7 +320,7 @@ def _git_dirs(workspace: Path) -> list[Path]:
             return [] if folder == workspace else [dotgit]
         if dotgit.is_file():
             try:
-                text = dotgit.read_text(errors="replace").strip()
+                text = read_own(dotgit, 4096).decode(errors="replace").strip()
             except OSError:
                 return []
             if not text.startswith("gitdir:"):
@@ -327,7 +328,7 @@ def _git_dirs(workspace: Path) -> list[Path]:
             gitdir = (folder / text.removeprefix("gitdir:").strip()).resolve()
             dirs = [gitdir]
             with contextlib.suppress(OSError):
-                common = (gitdir / "commondir").read_text().strip()
+                common = read_own(gitdir / "commondir", 4096).decode(errors="replace").strip()
                 dirs.append((gitdir / common).resolve())
             return dirs
     return []

@@ -19,6 +19,9 @@ import os
 import signal
 from pathlib import Path
 
+from vtcode.fsutil import write_all
+from vtcode.ownfile import open_own, read_own
+
 __all__ = ["forget", "group_alive", "reap_orphans", "record", "start_time"]
 
 _SUFFIX = ".proc"
@@ -84,7 +87,11 @@ def record(directory: Path, pid: int) -> Path | None:
     path = directory / f"{pid}-{started}{_SUFFIX}"
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path.write_text(f"{os.getpid()} {owner_started}\n")
+        fd = open_own(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            write_all(fd, f"{os.getpid()} {owner_started}\n".encode())
+        finally:
+            os.close(fd)
     except OSError:
         return None
     return path
@@ -109,7 +116,7 @@ def reap_orphans(directory: Path) -> list[int]:
             continue
         try:
             pid_s, start_s = entry.name[: -len(_SUFFIX)].split("-")
-            owner_s, owner_start_s = Path(entry.path).read_text().split()
+            owner_s, owner_start_s = read_own(entry.path, 256).decode().split()
             pid, started = int(pid_s), int(start_s)
             owner, owner_started = int(owner_s), int(owner_start_s)
         except (OSError, ValueError):

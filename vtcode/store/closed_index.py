@@ -21,6 +21,7 @@ from vtcode import fsutil
 from vtcode.clock import parse_rfc3339
 from vtcode.errors import InvalidIdError, LockBusyError
 from vtcode.ids import check_id
+from vtcode.ownfile import open_own
 from vtcode.store.layout import sessions_root
 from vtcode.store.locks import SessionLock, session_lock
 from vtcode.store.models import SessionStatus
@@ -30,8 +31,6 @@ INDEX_NAME = "closed-sessions.index"
 _LOCK_NAME = "closed-sessions.lock"
 _LOCK_WAIT = 5.0  # seconds; a busy index is skipped, never waited on for long
 _MAX_INDEX_BYTES = 256 * 1024 * 1024
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def index_path(workspace: Path) -> Path:
@@ -45,7 +44,7 @@ def index_lock(workspace: Path) -> SessionLock:
 def _take(lock: SessionLock) -> bool:
     try:
         lock.acquire(_LOCK_WAIT, what="the closed-session index")
-    except LockBusyError:
+    except (LockBusyError, OSError):  # busy, or a FIFO/folder planted at the lock: skip
         return False
     return True
 
@@ -83,8 +82,8 @@ def record_closed(workspace: Path, session_id: str) -> bool:
     if not _take(lock):
         return False
     try:
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC
-        fd = os.open(index_path(workspace), flags, fsutil.FILE_MODE)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        fd = open_own(index_path(workspace), flags, fsutil.FILE_MODE)
         try:
             fsutil.write_all(fd, line)
         finally:

@@ -19,9 +19,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from vtcode.errors import LockBusyError
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+from vtcode.ownfile import open_own
 
 
 class SessionLock:
@@ -48,6 +46,9 @@ class SessionLock:
         if not got:
             raise self._busy(what, "this process")
         try:
+            # filelock opens the path itself, blocking and following links: a FIFO, folder or
+            # symlink planted at a lock path is refused here first (`vtcode.ownfile`).
+            os.close(open_own(self.path, os.O_RDWR | os.O_CREAT, 0o600))
             remaining = max(0.0, deadline - time.monotonic())
             if remaining > 0:
                 self._file.acquire(timeout=remaining)
@@ -107,9 +108,9 @@ def lock_is_held(path: Path) -> bool:
     if mine is not None and mine.held_here:
         return True
     try:
-        fd = os.open(key, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+        fd = open_own(key)
     except OSError:
-        return False  # no lock file (or unreadable): nobody can hold it through filelock
+        return False  # no lock file (or not a regular file): nobody can hold it through filelock
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError as e:

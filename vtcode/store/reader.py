@@ -19,6 +19,7 @@ from vtcode.events.codec import Envelope, LineShape, decode_envelope
 from vtcode.events.types import UnknownEvent
 from vtcode.ids import check_id
 from vtcode.jsontypes import DecodeError
+from vtcode.ownfile import open_own
 from vtcode.store.layout import EVENTS, lock_path, sessions_root
 from vtcode.store.locks import lock_is_held
 from vtcode.store.logstate import LINE_SLACK, BadLine, parse_line
@@ -26,8 +27,6 @@ from vtcode.store.models import RunSummary, SessionManifest, SessionStatus
 from vtcode.store.recovery import load_manifest
 
 DEFAULT_MAX_LINE = StoreConfig().max_event_bytes + LINE_SLACK
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,7 +60,7 @@ def _to_envelope(obj: Any, seq: int) -> Envelope:
 
 def iter_log(path: Path, max_line: int = DEFAULT_MAX_LINE) -> Iterator[LogLine]:
     """The valid lines of a canonical log file, in order (see the module doc for errors)."""
-    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+    fd = open_own(path)
     with os.fdopen(fd, "rb") as f:
         offset = 0
         line_no = 0
@@ -76,10 +75,10 @@ def iter_log(path: Path, max_line: int = DEFAULT_MAX_LINE) -> Iterator[LogLine]:
             if not raw.endswith(b"\n"):
                 if len(raw) < max_line + 2:
                     return  # torn final fragment (or a writer mid-line): not an event yet
-                rest = f.readline()  # an over-long line: skip to its end
+                rest = f.readline(1 << 20)  # an over-long line: skip to its end, 1 MiB at a time
                 while rest and not rest.endswith(b"\n"):
                     offset += len(rest)
-                    rest = f.readline()
+                    rest = f.readline(1 << 20)
                 offset += len(rest)
                 line_no += 1
                 bad = bad or (line_no, f"line is longer than {max_line} bytes")

@@ -26,13 +26,14 @@ import orjson
 
 from vtcode import fsutil
 from vtcode.clock import compact_stamp
-from vtcode.errors import CorruptLogError
+from vtcode.errors import CorruptLogError, EnvironmentIOError
 from vtcode.jsontypes import DecodeError, decode
 from vtcode.store.layout import EVENTS, INDEX_DIR, MANIFEST, TURNS
 from vtcode.store.logstate import BadLine, LogState, check_line
 from vtcode.store.models import SessionManifest, TurnIndex
 
 MAX_CACHE_BYTES = 64 * 1024 * 1024
+TORN_TAIL_MAX = 64 << 20  # see _refuse_huge_tail
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -186,6 +187,19 @@ def _quarantine(sdir: Path, data: bytes, *, durable: bool) -> Path:
     return path
 
 
+def _refuse_huge_tail(path: Path, tail: int, max_line: int) -> None:
+    """A torn write leaves at most a few unacknowledged lines (and the zeroed blocks a crash
+    can leave behind them); gigabytes after the last valid line were put there (a 2 GiB sparse
+    file planted in `.vtcode/`). Refused, not copied aside: exit 2, nothing changed."""
+    if tail > max(TORN_TAIL_MAX, 4 * max_line):
+        raise EnvironmentIOError(
+            f"{tail} bytes after the last valid line, more than a torn write leaves; "
+            "not repaired automatically",
+            location=str(path),
+            hint="move the file away or run `vtcode sessions repair ID`",
+        )
+
+
 def _map(fd: int, size: int) -> Any:
     if size == 0:
         return b""
@@ -239,6 +253,7 @@ def _recover(sdir: Path, session_id: str, fd: int, *, max_line: int, durable: bo
             state = LogState.empty(session_id, manifest.created_at if manifest else None)
         scanned_from = state.size
         result = scan_lines(data, size, state, max_line, path)
+        _refuse_huge_tail(path, size - result.valid_end, max_line)
         tail = bytes(data[result.valid_end : size]) if result.valid_end < size else b""
     finally:
         if isinstance(data, mmap.mmap):

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from vtcode import fsutil
+from vtcode.ownfile import open_own
 
 RESERVE = ".reserve"
 FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -28,9 +29,8 @@ class Reserve:
         self.size = 0
         if size <= 0:
             return
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), fsutil.FILE_MODE)
+            fd = open_own(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE)
         except OSError:
             return  # no reserve: a full disk then ends like before (no terminal event)
         try:

@@ -16,9 +16,12 @@ import orjson
 
 from vtcode.fsutil import open_append, write_all
 from vtcode.messages import Message, ReasoningBlock, ToolCall
+from vtcode.ownfile import read_own
 from vtcode.redact import Redactor
 
 TRANSCRIPT_NAME = "transcript.jsonl"
+# What `exec resume` loads whole: far past any real conversation, short of a planted 2 GiB file.
+TRANSCRIPT_MAX_BYTES = 256 << 20
 
 
 def message_to_json(m: Message) -> dict[str, Any]:
@@ -104,7 +107,7 @@ def load_transcript(path: Path) -> LoadedTranscript:
     messages: list[Message] = []
     skipped: list[int] = []
     try:
-        data = path.read_bytes()
+        data = read_own(path, TRANSCRIPT_MAX_BYTES)
     except FileNotFoundError:
         return LoadedTranscript([], [])
     for n, line in enumerate(data.split(b"\n"), 1):

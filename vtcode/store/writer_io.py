@@ -15,6 +15,7 @@ from typing import Any
 from vtcode import fsutil
 from vtcode.errors import NotFoundError, PersistenceError, VtcodeError
 from vtcode.events.types import ThreadEvent, UnknownEvent
+from vtcode.ownfile import open_own
 from vtcode.store.layout import EVENTS, INDEX_DIR, MANIFEST, TURNS
 
 
@@ -36,8 +37,6 @@ def etype(event: ThreadEvent) -> str:
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW = O_NOFOLLOW
-_O_CLOEXEC = O_CLOEXEC
 
 
 def keep_tail(fd: int, sdir: Path, start: int, end: int, durable: bool) -> int:
@@ -64,8 +63,7 @@ def keep_tail(fd: int, sdir: Path, start: int, end: int, durable: bool) -> int:
 
 def copy_tail(fd: int, start: int, end: int, tmp: Path, *, durable: bool) -> int:
     """A new O_APPEND file holding bytes [start, end) of `fd`, fsynced; returns its fd."""
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC | _O_NOFOLLOW | _O_CLOEXEC
-    out = os.open(tmp, flags, fsutil.FILE_MODE)
+    out = open_own(tmp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, fsutil.FILE_MODE)
     try:
         pos = start
         while pos < end:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from vtcode.events.types import ThreadEvent
+from vtcode.ownfile import open_own
 from vtcode.store.layout import session_dir
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def _lines(
     """The whole lines of the log from byte `offset` on, and the offset after the last one."""
     path = session_dir(workspace, session_id) / "events.jsonl"
     try:
-        with path.open("rb") as f:
+        with open(open_own(path), "rb") as f:
             f.seek(offset)
             raw = f.read()
     except FileNotFoundError:

@@ -25,7 +25,11 @@ HARNESS_LOG_MAX_AGE_DAYS = 30
 
 
 def resolve_events_path(
-    spec: str, session_id: str, base: Path | None = None, workspace: Path | None = None
+    spec: str,
+    session_id: str,
+    base: Path | None = None,
+    workspace: Path | None = None,
+    option: str = "--events",
 ) -> OutputTarget | None:
     """Where an events export writes (None: export off), checked by `vtcode.outpath`'s rules.
 
@@ -35,15 +39,16 @@ def resolve_events_path(
     if not spec.strip():
         return None
     if spec == "-":
-        return check_output(spec)
+        return check_output(spec, option=option)
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
     if path.suffix or (path.exists() and not path.is_dir()):
-        return check_output(path, workspace=workspace)
-    ready_folder(path, spec=spec, workspace=workspace)
+        return check_output(path, workspace=workspace, option=option)
+    ready_folder(path, spec=spec, workspace=workspace, option=option)
     prune_harness_logs(path)
-    return check_output(path / f"harness-{session_id}-{compact_stamp()}.jsonl", workspace=workspace)
+    name = path / f"harness-{session_id}-{compact_stamp()}.jsonl"
+    return check_output(name, workspace=workspace, option=option)
 
 
 def prune_harness_logs(folder: Path, max_age_days: int = HARNESS_LOG_MAX_AGE_DAYS) -> list[str]:

@@ -56,6 +56,7 @@ from vtcode.events.types import (
     WebSearchItem,
 )
 from vtcode.jsontypes import encode
+from vtcode.ownfile import open_own
 from vtcode.store.exports.sse import SseWriter
 
 Json = dict[str, Any]
@@ -464,8 +465,8 @@ class OpenResponsesExporter:
 
     def __init__(self, path: Path, session_id: str, model: str = "unknown") -> None:
         self.path = path
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        self._file = os.fdopen(os.open(path, flags, 0o600), "wb")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        self._file = os.fdopen(open_own(path, flags, 0o600), "wb")
         self._builder = OpenResponsesBuilder(session_id, model)
         self._sse = SseWriter(self._file)
 
