@@ -137,10 +137,10 @@ def exec_cmd(
     lm_target = (
         None
         if last_message_file is None
-        else check_output(last_message_file, workspace=app.workspace)
+        else check_output(last_message_file, workspace=app.workspace, option="-o")
     )
     if record is not None:
-        check_output(record, workspace=app.workspace)
+        check_output(record, workspace=app.workspace, option="--record")
     if script is not None:
         script = _script_ref(script, app.workspace)
     elif resume is not None and provider is None:

@@ -207,7 +207,7 @@ def export_cmd(app: AppContext, session_id: str, fmt: str, output: str) -> None:
 
     from vtcode.outpath import check_output, write_output
 
-    target = check_output(output, workspace=app.workspace)  # refused before any work
+    target = check_output(output, workspace=app.workspace, option="-o")  # before any work
     buf = io.BytesIO()
     n = export_session(app.workspace, session_id, ExportFormat(fmt), buf, model=model)
     write_output(target, buf.getvalue(), sys.stdout.buffer)

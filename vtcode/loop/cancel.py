@@ -3,16 +3,50 @@
 "Finish the event": a signal never interrupts an emission. While the loop waits on something slow
 (a model stream, a tool), the token is *interruptible* and the handler raises `Cancelled` right
 there; otherwise it only sets the flag and the loop checks it between steps.
+
+SIGTERM always ends the process within a bounded time (issue 30): the first one also arms a
+watchdog thread. A run that is still alive `VTCODE_CANCEL_GRACE_SECS` later (default 10) is
+blocked somewhere no flag reaches — a write to a pipe or FIFO nobody reads, a drain waiting on
+such a write — and the watchdog ends it with exit 130 and one line on stderr. The session log is
+then as after a SIGKILL: the next writer closes it (`store/closeout.py`). A normal cancellation
+(tools stopped, `thread.completed` written) takes well under a second, so the watchdog only
+ever fires on a stuck run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
+
+from vtcode.threads import background_thread
+
+DEFAULT_GRACE_SECS = 10.0
+_EXIT_CANCELLED = 130
+
+
+def cancel_grace_secs() -> float:
+    """Seconds between the first SIGINT/SIGTERM and the watchdog's exit (`VTCODE_CANCEL_GRACE_SECS`;
+    a value that is not a positive number means the default)."""
+    try:
+        value = float(os.environ.get("VTCODE_CANCEL_GRACE_SECS", ""))
+    except ValueError:
+        return DEFAULT_GRACE_SECS
+    return value if value > 0 else DEFAULT_GRACE_SECS
+
+
+def _watchdog(grace: float) -> None:
+    """Ends the process `grace` seconds after a SIGTERM if it is still alive (never disarmed:
+    what is stuck may be the closing steps after the run, when the handlers are gone)."""
+    threading.Event().wait(grace)
+    msg = f"vtcode: still running {grace:g} s after the cancel signal; exiting (code 130)\n"
+    with contextlib.suppress(OSError):
+        os.write(2, msg.encode())
+    os._exit(_EXIT_CANCELLED)
 
 
 class Cancelled(Exception):
@@ -30,6 +64,7 @@ class CancelToken:
         self.event = threading.Event()
         self.signum: int | None = None
         self._interruptible = 0
+        self._armed = False
 
     @property
     def cancelled(self) -> bool:
@@ -68,6 +103,12 @@ class CancelToken:
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         first = not self.event.is_set()
         self.cancel(signum)
+        if signum == signal.SIGTERM and not self._armed:
+            # SIGTERM means "end": bounded whatever the run is blocked on. SIGINT only cancels
+            # the current turn (a chat goes on), so it arms nothing.
+            self._armed = True
+            grace = cancel_grace_secs()
+            background_thread(_watchdog, name="cancel-watchdog", args=(grace,)).start()
         if first and self._interruptible > 0:
             raise Cancelled(signum)
 

@@ -168,7 +168,7 @@ def write_session_html(
 ) -> Path | None:
     """Write the page to `target` (`-`: `stdout`; see `vtcode.outpath` for what else is allowed
     and how); returns the path written (None for stdout)."""
-    checked = check_output(target, workspace=workspace)  # refused before the page is built
+    checked = check_output(target, workspace=workspace, option="--html")  # before the page
     page = session_html(workspace, session_id).encode("utf-8")
     write_output(checked, page, stdout)
     return checked.path

@@ -40,7 +40,11 @@ def make_exporters(
     else:
         spec = config.agent.harness.event_log_path or ""
         target = resolve_events_path(
-            spec, session_id, base=Path(workspace), workspace=Path(workspace)
+            spec,
+            session_id,
+            base=Path(workspace),
+            workspace=Path(workspace),
+            option="agent.harness.event_log_path",
         )
     if target is not None:
         out.append(CompatExporter(target))
