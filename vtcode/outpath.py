@@ -87,9 +87,20 @@ def _refuse(spec: str, why: str, hint: str | None = None, option: str | None = N
 
 
 def _own_roots() -> list[Path]:
-    """VTCODE_HOME, resolved (the `.vtcode/` folders are recognised by name, anywhere)."""
-    home = os.environ.get("VTCODE_HOME")
-    return [Path(os.path.realpath(home))] if home else []
+    """vtcode's folders outside workspaces, resolved: VTCODE_HOME, and the default config and
+    state folders it replaces (`$XDG_CONFIG_HOME/vtcode`, `~/.config/vtcode`, the same under
+    `$XDG_STATE_HOME` / `~/.local/state`). The `.vtcode/` folders are recognised by name."""
+    env = os.environ
+    found: list[Path] = [Path(env["VTCODE_HOME"])] if env.get("VTCODE_HOME") else []
+    for var, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state")):
+        base = Path(env.get(var) or ".")
+        if not base.is_absolute():  # the XDG spec ignores relative values
+            try:
+                base = Path("~").expanduser() / default
+            except RuntimeError:  # no HOME and no passwd entry
+                continue
+        found.append(base / "vtcode")
+    return [Path(os.path.realpath(f)) for f in found if f.is_absolute()]
 
 
 def own_file_reason(real: Path, workspace: Path | None = None) -> str | None:
@@ -98,7 +109,7 @@ def own_file_reason(real: Path, workspace: Path | None = None) -> str | None:
         return f"{real} is inside a {fsutil.STATE_DIR_NAME}/ folder, vtcode's own store"
     for root in _own_roots():
         if _inside(real, root):
-            return f"{real} is inside VTCODE_HOME ({root}), vtcode's own files"
+            return f"{real} is inside {root}, vtcode's own files (VTCODE_HOME or its default)"
     ids = _own_folder_ids(workspace)
     folder = real
     while ids:

@@ -144,6 +144,33 @@ def test_events_folder_in_the_store_is_refused(root: Path, folder: str) -> None:
     assert sorted(p.name for p in path.iterdir()) == entries
 
 
+def test_default_config_folder_is_vtcodes_own_without_vtcode_home(root: Path) -> None:
+    """Without VTCODE_HOME the trust store lives in $XDG_CONFIG_HOME/vtcode: refused there too."""
+    xdg = root / "xdg"
+    (xdg / "vtcode").mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in _env(root).items() if k != "VTCODE_HOME"}
+    env["XDG_CONFIG_HOME"] = str(xdg)
+    target = xdg / "vtcode" / "trust.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vtcode",
+            "-C",
+            str(root / "ws"),
+            *OPTIONS["export -o"](str(target)),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "vtcode's own files" in run.stderr and not target.exists()
+
+
 def test_sigterm_ends_a_run_stuck_in_a_hook(root: Path, tmp_path: Path) -> None:
     """A session_start hook that sleeps 100 s (its timeout) holds the main thread where no
     cancel flag reaches; SIGTERM ends vtcode within the watchdog's 10 s, exit 130."""
