@@ -5,12 +5,13 @@
 there; otherwise it only sets the flag and the loop checks it between steps.
 
 SIGTERM always ends the process within a bounded time (issue 30): the first one also arms a
-watchdog thread. A run that is still alive `VTCODE_CANCEL_GRACE_SECS` later (default 10) is
-blocked somewhere no flag reaches — a write to a pipe or FIFO nobody reads, a drain waiting on
-such a write — and the watchdog ends it with exit 130 and one line on stderr. The session log is
-then as after a SIGKILL: the next writer closes it (`store/closeout.py`). A normal cancellation
-(tools stopped, `thread.completed` written) takes well under a second, so the watchdog only
-ever fires on a stuck run.
+watchdog thread. A run (with its closing steps) still going `VTCODE_CANCEL_GRACE_SECS` later
+(default 10) is blocked where no flag reaches (a lifecycle hook waiting out its timeout, a write
+to a pipe or FIFO nobody reads, a drain waiting on such a write), and the watchdog ends it with
+exit 130 and one line on stderr. The session log is then as after a SIGKILL: the next writer
+closes it (`store/closeout.py`). A normal cancellation (tools stopped, `thread.completed`
+written) takes well under a second. Uninstalling the handlers disarms the watchdog, so an
+in-process caller goes on after its run.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ def cancel_grace_secs() -> float:
     return value if value > 0 else DEFAULT_GRACE_SECS
 
 
-def _watchdog(grace: float) -> None:
-    """Ends the process `grace` seconds after a SIGTERM if it is still alive (never disarmed:
-    what is stuck may be the closing steps after the run, when the handlers are gone)."""
-    threading.Event().wait(grace)
+def _watchdog(grace: float, released: threading.Event) -> None:
+    """Ends the process `grace` seconds after a SIGTERM unless the handlers were uninstalled
+    first (the run and its closing steps are over; an in-process caller goes on)."""
+    if released.wait(grace):
+        return
     msg = f"vtcode: still running {grace:g} s after the cancel signal; exiting (code 130)\n"
     with contextlib.suppress(OSError):
         os.write(2, msg.encode())
@@ -65,6 +67,8 @@ class CancelToken:
         self.signum: int | None = None
         self._interruptible = 0
         self._armed = False
+        self._released = threading.Event()  # set unless `installed` has the handlers in place
+        self._released.set()
 
     @property
     def cancelled(self) -> bool:
@@ -103,12 +107,13 @@ class CancelToken:
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         first = not self.event.is_set()
         self.cancel(signum)
-        if signum == signal.SIGTERM and not self._armed:
+        if signum == signal.SIGTERM and not self._armed and not self._released.is_set():
             # SIGTERM means "end": bounded whatever the run is blocked on. SIGINT only cancels
             # the current turn (a chat goes on), so it arms nothing.
             self._armed = True
             grace = cancel_grace_secs()
-            background_thread(_watchdog, name="cancel-watchdog", args=(grace,)).start()
+            args = (grace, self._released)
+            background_thread(_watchdog, name="cancel-watchdog", args=args).start()
         if first and self._interruptible > 0:
             raise Cancelled(signum)
 
@@ -119,6 +124,7 @@ class CancelToken:
             yield self
             return
         previous: dict[signal.Signals, Any] = {}
+        self._released.clear()
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, self._handler)
         try:
@@ -126,3 +132,4 @@ class CancelToken:
         finally:
             for sig, old in previous.items():
                 signal.signal(sig, old)
+            self._released.set()

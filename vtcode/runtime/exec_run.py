@@ -370,20 +370,19 @@ def run_exec(req: ExecRequest) -> ExecResult:
                     settle=gate.settle,
                 )
             )
-        if req.install_signals:
-            with cancel.installed():
-                result = runner.run()
-        else:
+        # The handlers stay installed while the run closes: a SIGTERM then still reaches the
+        # token, whose watchdog bounds a close stuck on an exporter (loop/cancel.py).
+        with cancel.installed() if req.install_signals else contextlib.nullcontext():
             result = runner.run()
-        executor.close()
-        executor = None
-        if mcp is not None:
-            mcp.close()  # sessions closed, server processes ended, before the log is closed
-            mcp = None
-        transcript.close()
-        transcript = None
-        gate.close()
-        gate = None
+            executor.close()
+            executor = None
+            if mcp is not None:
+                mcp.close()  # sessions closed, server processes ended, before the log is closed
+                mcp = None
+            transcript.close()
+            transcript = None
+            gate.close()
+            gate = None
         with contextlib.suppress(OSError):  # the index is a cache: `sessions gc` rebuilds it
             record_closed(req.workspace, session_id)
         return ExecResult(session_id=session_id, exit_code=result.outcome.exit_code, run=result)
