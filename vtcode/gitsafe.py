@@ -44,6 +44,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from vtcode.errors import ExitCode, VtcodeError
+from vtcode.ownfile import read_own
 
 __all__ = [
     "CLONE_TRANSPORTS",
@@ -247,7 +248,7 @@ def _check_worktree(value: str, gitdir: Path | None) -> None:
             target = dotgit
         elif dotgit.is_file() and not dotgit.is_symlink():
             try:
-                text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+                text = read_own(dotgit, 4096).decode("utf-8", errors="replace").strip()
             except OSError:
                 text = ""
             if text.startswith("gitdir:"):

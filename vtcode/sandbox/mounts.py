@@ -36,6 +36,7 @@ from pathlib import Path
 
 from vtcode.config.load import user_config_path
 from vtcode.config.policy_paths import WORKSPACE_FILE, user_paths, workspace_paths
+from vtcode.ownfile import read_own
 
 __all__ = ["MountPlan", "apply", "plan", "policy_paths", "remove_planted"]
 
@@ -80,7 +81,7 @@ def _git_folders(workspace: Path) -> tuple[list[Path], list[Path]]:
             return [dotgit], []
         if dotgit.is_file():
             try:
-                text = dotgit.read_text(errors="replace").strip()
+                text = read_own(dotgit, 4096).decode(errors="replace").strip()
             except OSError:
                 return [], [dotgit]
             if not text.startswith("gitdir:"):
@@ -88,7 +89,7 @@ def _git_folders(workspace: Path) -> tuple[list[Path], list[Path]]:
             gitdir = (folder / text.removeprefix("gitdir:").strip()).resolve()
             dirs = [gitdir]
             with contextlib.suppress(OSError):
-                common = (gitdir / "commondir").read_text().strip()
+                common = read_own(gitdir / "commondir", 4096).decode(errors="replace").strip()
                 dirs.append((gitdir / common).resolve())
             return dirs, [dotgit]
     return [], []
