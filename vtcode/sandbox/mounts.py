@@ -36,7 +36,7 @@ from pathlib import Path
 
 from vtcode.config.load import user_config_path
 from vtcode.config.policy_paths import WORKSPACE_FILE, user_paths, workspace_paths
-from vtcode.ownfile import read_own
+from vtcode.ownfile import read_own, read_own_prefix
 
 __all__ = ["MountPlan", "apply", "plan", "policy_paths", "remove_planted"]
 
@@ -110,7 +110,10 @@ def _submodule_pointers(workspace: Path) -> list[Path]:
     """Each submodule's `.git` file (`gitdir: ...`), named by the workspace's `.gitmodules`:
     rewritten, it would send the next git run in that submodule to a planted git folder."""
     try:
-        text = (workspace / ".gitmodules").read_text(errors="replace")[:1_000_000]
+        raw = read_own_prefix(
+            workspace / ".gitmodules", 1_000_000
+        )  # a FIFO: refused, not waited on
+        text = raw.decode(errors="replace")
     except OSError:
         return []
     found = (m.group(1).strip() for m in _MODULE_PATH.finditer(text))
