@@ -209,6 +209,11 @@ class Verdicts:
     protected_before: Mapping[str, str]
     protected_after_reference: Mapping[str, str]
     unmatched_protect: list[str]
+    check_side_effects: set[str]  # paths a check added or removed
+
+
+def _listing(workspace: Path) -> set[str]:
+    return {p.relative_to(workspace).as_posix() for p in workspace.rglob("*")}
 
 
 def _verdicts(task: Task, root: Path) -> Verdicts:
@@ -224,20 +229,26 @@ def _verdicts(task: Task, root: Path) -> Verdicts:
     main = fresh("main")
     before = protected_digest(task, main)
     unmatched = [p for p in task.spec.protect if not list(main.glob(p))]
+    listing = _listing(main)
     untouched = run_check(task, main)
+    side_effects = listing ^ _listing(main)
     apply_reference(task, main)
     after = protected_digest(task, main)
+    listing = _listing(main)
+    reference = run_check(task, main)
+    side_effects |= listing ^ _listing(main)
     exit_0 = _exit_0_programs(task)
     shadows = {f"{name}.py": EXIT_0[".py"] for name in SHADOWS}
     return Verdicts(
         untouched=untouched,
-        reference=run_check(task, main),
+        reference=reference,
         near_miss=run_check(task, fresh("near-miss", NEAR_MISSES[task.id])),
         exit_0=run_check(task, fresh("exit-0", exit_0, reference=True)) if exit_0 else None,
         shadowed=run_check(task, fresh("shadowed", shadows)) if task.id in SHADOWED else None,
         protected_before=before,
         protected_after_reference=after,
         unmatched_protect=unmatched,
+        check_side_effects=side_effects,
     )
 
 
@@ -246,7 +257,9 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdicts]:
     """Every checker verdict of the suite, four tasks at a time: about 90 checks, each a short
     process, so the file stays well under a minute on a loaded two-core machine."""
     root = tmp_path_factory.mktemp("suite")
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with pytest.MonkeyPatch.context() as env, ThreadPoolExecutor(max_workers=4) as pool:
+        # as on a machine without it, so a check that writes __pycache__ is seen doing so
+        env.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
         done = pool.map(lambda task: _verdicts(task, root), SUITE.tasks)
         return {task.id: v for task, v in zip(SUITE.tasks, done, strict=True)}
 
@@ -263,6 +276,7 @@ def test_checker_fails_on_setup_passes_on_reference(
         "the reference changes a protected file"
     )
     assert v.reference.passed, f"the checker rejects the reference:\n{v.reference.output}"
+    assert not v.check_side_effects, "the check leaves the workspace as the agent left it"
 
 
 @pytest.mark.parametrize("task_id", sorted(TASKS))

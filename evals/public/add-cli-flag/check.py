@@ -7,8 +7,12 @@ reports by JSON, so agent code that exits the process early fails the check, nev
 """
 
 import json
+import os
 import subprocess
 import sys
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 CASES = [
     (["Ann"], 0, "Hello, Ann!"),
@@ -19,6 +23,7 @@ CASES = [
 ]
 HARNESS = r"""
 import contextlib, io, json, runpy, sys, traceback
+
 results = []
 for args in json.loads(sys.argv[1]):
     out, err, code = io.StringIO(), io.StringIO(), 0

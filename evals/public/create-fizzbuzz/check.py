@@ -1,8 +1,12 @@
 """create-fizzbuzz: `python3 fizzbuzz.py` prints FizzBuzz for 1..15, one item per line."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 
 def expected() -> list[str]:

@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
+
 # The runner names the task folder; run by hand from the task folder, the file's own folder.
 TASK = Path(os.environ.get("VTCODE_EVAL_TASK_DIR") or Path(__file__).resolve().parent)
 sys.dont_write_bytecode = True  # importing gen.py must not leave __pycache__ in the task

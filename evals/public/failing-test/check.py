@@ -1,15 +1,20 @@
 """failing-test: the visible tests pass, and parse_duration is right on hidden cases too."""
 
 import json
+import os
 import re
 import subprocess
 import sys
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 GOOD = {"100s": 100, "12h": 43200, "10m5s": 605, "0s": 0, "2h45m30s": 9930, " 15M ": 900}
 BAD = ["", "  ", "m", "10", "1h30", "1h-30m", "ten minutes"]
 PROBE = """
 import json, sys
 from duration import parse_duration
+
 good, bad = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 out = {"good": {k: parse_duration(k) for k in good}, "accepted": []}
 for text in bad:

@@ -1,8 +1,13 @@
 """fix-import: `python3 app.py` prints the three slugs, using textutils.slugify (no new module)."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 
 EXPECTED = ["hello-world", "vtcode-eval-suite", "spaces-everywhere"]
 

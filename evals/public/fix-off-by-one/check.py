@@ -1,9 +1,14 @@
 """fix-off-by-one: the visible tests pass and sum_to is right on cases the tests do not show."""
 
 import json
+import os
 import re
 import subprocess
 import sys
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 
 HIDDEN = {0: 0, 1: 1, 2: 3, 7: 28, 10: 55, 100: 5050, 1000: 500500}
 

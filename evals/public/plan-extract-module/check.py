@@ -7,10 +7,14 @@ be exactly what the untouched project prints), the tests (none removed) and hidd
 """
 
 import ast
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 MOVED = {"parse_line", "format_row"}
 CLI_OUTPUT = [
@@ -24,6 +28,7 @@ CLI_OUTPUT = [
 PROBE = """
 from rows import format_row, parse_line
 from report import build_report
+
 assert parse_line("  fig , 2 , 1.25 ") == ("fig", 2, 1.25), parse_line("  fig , 2 , 1.25 ")
 assert parse_line("") is None and parse_line("   # note") is None
 assert format_row("fig", 2, 1.25) == "fig           2      2.50", repr(format_row("fig", 2, 1.25))

@@ -5,12 +5,16 @@ if any, plays no part; the agent's tests must pass and number more than the two 
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 WORKSPACE = Path.cwd()
 
@@ -23,6 +27,7 @@ def fail(message: str) -> int:
 HARNESS = r"""
 import contextlib, io, json, os, runpy, sys, traceback
 from pathlib import Path
+
 os.chdir(sys.argv[1])
 results = []
 for step in json.loads(sys.argv[2]):

@@ -5,9 +5,14 @@ tests the way the prompt names them and probes amounts the tests do not show.
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 
 HIDDEN = {
     1000000: "$1,000,000.00",

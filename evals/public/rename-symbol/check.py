@@ -5,15 +5,20 @@ mentions calc_total any more, main.py prints what it printed before, the visible
 and the renamed function still computes the same totals.
 """
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 MAIN_OUTPUT = ["4.0", "2 items, total 33.00"]
 PROBE = """
 import shop.cart as cart
 from shop.report import receipt
+
 assert not hasattr(cart, "calc_total"), "shop.cart still has calc_total"
 assert cart.compute_total([2.25, 0.75]) == 3.0, cart.compute_total([2.25, 0.75])
 assert cart.compute_total([50], tax_rate=0.5) == 75.0

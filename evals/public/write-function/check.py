@@ -5,10 +5,14 @@ table of answers is needed and no single easy case decides the result.
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+# The programs this check runs write no __pycache__: the workspace stays as the agent left it.
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
 
 CANONICAL = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 LETTERS = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
@@ -16,6 +20,7 @@ OUT_OF_RANGE = [0, -1, 4000, 10000]
 PROBE = """
 import json, sys
 from roman import to_roman
+
 out = {"values": [to_roman(n) for n in range(1, 4000)], "accepted": []}
 for n in json.loads(sys.argv[1]):
     try:
