@@ -36,7 +36,20 @@ COMMANDS: dict[str, list[str]] = {
     "hooks-list": ["hooks", "list"],
     "sessions-list": ["sessions", "list"],
     "resume": ["exec", "--script", "default", "-q", "resume", SESSION, "again"],
+    "exec-command": ["exec", "--script", "{root}/cmd.toml", "-q", "go"],  # launches a command
 }
+CMD_SCRIPT = """
+[provider]
+model = "replay-1"
+
+[[turn]]
+[[turn.tool_calls]]
+name = "exec_command"
+arguments = { command = "echo hi" }
+
+[[turn]]
+text = "done"
+"""
 
 # (path under the test root: ws/ is the workspace, home/ is VTCODE_HOME; commands that read
 # it; whether a refusal must name the path on stderr)
@@ -63,6 +76,8 @@ PATHS: list[tuple[str, tuple[str, ...]]] = [
     ("ws/vtcode.toml", ("exec", "hooks-list", "loop")),
     ("home/config.toml", ("exec", "hooks-list", "loop")),
     ("home/trust.json", ("exec", "hooks-list")),
+    # workspace files the sandbox reads to plan a command's read-only mounts
+    ("ws/.gitmodules", ("exec-command",)),
 ]
 
 
@@ -128,6 +143,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "home").mkdir()
     (root / "home" / "config.toml").write_text("")
     (root / "ws" / "vtcode.toml").write_text("")
+    (root / "cmd.toml").write_text(CMD_SCRIPT)
+    subprocess.run(["git", "init", "-q", str(root / "ws")], check=True, timeout=TIMEOUT)
+    (root / "ws" / ".gitmodules").write_text('[submodule "m"]\n\tpath = m\n')
     for args in (
         ["exec", "--script", "default", "-q", "--session-id", SESSION, "hi"],
         ["loop", "run", "--id", LOOP, "--steps", "1", "--script", "default", "goal"],
@@ -171,7 +189,7 @@ def test_planted_special_file_never_hangs(
     else:
         target.unlink()
     KINDS[kind](target)
-    run = _cli(root, COMMANDS[cmd])
+    run = _cli(root, [a.replace("{root}", str(root)) for a in COMMANDS[cmd]])
     assert "Traceback" not in run.stderr, run.stderr
     assert "internal error" not in run.stderr, run.stderr
     assert run.returncode in (0, 2), (run.returncode, run.stderr)

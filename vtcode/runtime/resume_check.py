@@ -10,9 +10,11 @@ on reopen) and refuses with exit 2, the first problem located, and `sessions rep
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from vtcode.errors import UsageError
+from vtcode.ownfile import open_own
 from vtcode.store.layout import EVENTS, session_dir
 from vtcode.validate.engine import validate_path
 from vtcode.validate.report import FileStatus, Severity, ValidateOptions
@@ -23,6 +25,9 @@ __all__ = ["refuse_invalid_log"]
 def refuse_invalid_log(workspace: Path, session_id: str) -> None:
     """Raise `UsageError` (exit 2) when the session's log does not validate."""
     path = session_dir(workspace, session_id) / EVENTS
+    # vtcode's own file: a FIFO, socket, folder or symlink planted there is refused at once
+    # (OwnFileRefused, exit 2 with the path); `validate` would wait on a FIFO as on a pipe.
+    os.close(open_own(path))
     report = validate_path(path, ValidateOptions(partial=True), jobs=1)
     if report.status is FileStatus.VALID:
         return
