@@ -38,7 +38,7 @@ from vtcode.loop.cancel import CancelToken
 from vtcode.loop.limits import Limits
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
-from vtcode.loop.prompts import EXEC_SYSTEM_PROMPT, system_prompt
+from vtcode.loop.prompts import exec_system_prompt, system_prompt
 from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.messages import Message
@@ -335,6 +335,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
             executor.notices = _joined(executor.notices, mcp.take_notices)
             executor.unknown_tool_hint = mcp.unavailable
+        catalog = executor.catalog
         limits = Limits.from_config(cfg, max_turns=req.max_turns, max_budget_usd=req.max_budget_usd)
         cancel = CancelToken()
         runner = Runner(
@@ -344,7 +345,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
             limits=limits,
             emit=gate.emit,
             system_prompt=lambda orientation: system_prompt(
-                req.system_prompt or EXEC_SYSTEM_PROMPT, orientation
+                req.system_prompt
+                or exec_system_prompt(req.workspace, [t.name for t in catalog()]),
+                orientation,
             ),
             history=history,
             prompt=req.prompt,
