@@ -28,6 +28,7 @@ from vtcode.messages import (
     ToolCallDelta,
 )
 from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.collect import MAX_COLLECTED_CALLS
 from vtcode.providers.http import json_or_error
 from vtcode.providers.http_provider import DEFAULT_MAX_OUTPUT_TOKENS, HTTPProvider
 from vtcode.providers.sse import SSEEvent
@@ -171,7 +172,9 @@ class AnthropicProvider(HTTPProvider):
 
     def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
         counts: dict[str, int] = {}
-        tools: dict[int, int] = {}  # content block index -> tool call ordinal
+        tools: dict[int, int] = {}  # content block index -> tool call ordinal (the first
+        # MAX_COLLECTED_CALLS; later ones are numbered and announced, never stored)
+        numbered = skipped = 0
         tool_has_json: set[int] = set()
         stop: str | None = None
         signature: str | None = None
@@ -197,10 +200,14 @@ class AnthropicProvider(HTTPProvider):
                     raise self._protocol("content_block_start without index or content_block")
                 btype = block.get("type")
                 if btype == "tool_use":
-                    ordinal = tools[index] = len(tools)
+                    ordinal, numbered = numbered, numbered + 1
                     yield ToolCallDelta(
                         ordinal, id=block.get("id") or None, name=block.get("name") or None
                     )
+                    if ordinal >= MAX_COLLECTED_CALLS:
+                        skipped += 1
+                        continue
+                    tools[index] = ordinal
                     if block.get("input"):
                         tool_has_json.add(index)
                         yield ToolCallDelta(
@@ -238,6 +245,8 @@ class AnthropicProvider(HTTPProvider):
                     if isinstance(index, int) and index in kept:
                         kept[index] = dataclasses.replace(kept[index], signature=signature)
                 elif dtype == "input_json_delta":
+                    if skipped and isinstance(index, int) and index not in tools:
+                        continue  # a call past the cap: its arguments are dropped
                     if not isinstance(index, int) or index not in tools:
                         raise self._protocol("input_json_delta for a block that is not tool_use")
                     part = delta.get("partial_json")

@@ -42,6 +42,7 @@ from vtcode.messages import (
 )
 from vtcode.providers.anthropic import THINKING_BUDGETS
 from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.providers.collect import MAX_COLLECTED_CALLS
 from vtcode.providers.http import classify_error, json_or_error
 from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.openai import DEFAULT_BASE_URL
@@ -163,7 +164,7 @@ class OpenAIResponsesProvider(HTTPProvider):
         return body
 
     def _decode(self, events: Iterator[SSEEvent]) -> Iterator[StreamEvent]:
-        calls: dict[ItemKey, int] = {}  # output item -> tool call ordinal
+        calls = _Calls()  # output item -> tool call ordinal, the first MAX_COLLECTED_CALLS only
         has_args: set[int] = set()  # ordinals whose arguments arrived
         kept: dict[ItemKey, ReasoningBlock] = {}  # reasoning items, in arrival order
         for event in events:
@@ -187,6 +188,8 @@ class OpenAIResponsesProvider(HTTPProvider):
                 yield from self._item(kind.endswith(".added"), key, item, calls, has_args, kept)
             elif kind == "response.function_call_arguments.delta":
                 key, delta = _delta_key(data), data.get("delta")
+                if key is not None and key not in calls and calls.skipped:
+                    continue  # a call past the cap: counted when added, its arguments dropped
                 if key is None or key not in calls:
                     raise self._protocol("arguments for an output item that is not a function call")
                 if isinstance(delta, str) and delta:
@@ -202,7 +205,7 @@ class OpenAIResponsesProvider(HTTPProvider):
                 if not isinstance(response, dict):
                     raise self._protocol(f"{kind} without a response object")
                 yield ResponseCompleted(
-                    self._stop(response, saw_calls=bool(calls)),
+                    self._stop(response, saw_calls=bool(calls.ordinals)),
                     _usage(response.get("usage")),
                     reasoning_blocks=_in_output_order(kept),
                 )
@@ -225,7 +228,7 @@ class OpenAIResponsesProvider(HTTPProvider):
         added: bool,
         key: ItemKey,
         item: dict[str, Any],
-        calls: dict[ItemKey, int],
+        calls: _Calls,
         has_args: set[int],
         kept: dict[ItemKey, ReasoningBlock],
     ) -> Iterator[StreamEvent]:
@@ -233,7 +236,14 @@ class OpenAIResponsesProvider(HTTPProvider):
         if itype == "function_call" and added:
             if key in calls:
                 raise self._protocol(f"output item {key[1]!r} added twice")
-            ordinal = calls[key] = len(set(calls.values()))
+            ordinal = calls.ordinals
+            calls.ordinals += 1
+            if ordinal >= MAX_COLLECTED_CALLS:  # counted (the loop reports it), never kept
+                calls.skipped += 1
+                call_id, name = _str(item.get("call_id")), _str(item.get("name"))
+                yield ToolCallDelta(ordinal, id=call_id, name=name)
+                return
+            calls[key] = ordinal
             item_id = _str(item.get("id"))
             if key[0] == "index" and item_id is not None:
                 calls.setdefault(("id", item_id), ordinal)  # arguments may name it by id
@@ -291,6 +301,17 @@ def _str(value: Any) -> str | None:
 # How an output item is known across events: its `output_index` when the server sends one
 # (OpenAI does), else its `id` (llama.cpp's server sends no output_index, and item ids only).
 ItemKey = tuple[str, int | str]
+
+
+class _Calls(dict[ItemKey, int]):
+    """Output item -> tool call ordinal, plus how many calls were numbered and how many were
+    past `MAX_COLLECTED_CALLS` (numbered, announced, never stored: a response with 200,000
+    calls keeps this bounded, and numbering is a counter, not a scan of the map)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ordinals = 0
+        self.skipped = 0
 
 
 def _item_key(index: Any, item: Any) -> ItemKey | None:
