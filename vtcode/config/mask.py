@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vtcode.redact import is_secret_name
+from vtcode.redact import MARKER, is_secret_name
 
 __all__ = ["MASK", "mask_secrets", "mask_url"]
 
@@ -47,6 +47,8 @@ def mask_secrets(value: Any, key: str = "") -> Any:
     """A copy of config data (tables, arrays, strings) with every credential masked."""
     if isinstance(value, str):
         secret_key = key and is_secret_name(key) and not key.lower().endswith(_NAMING_SUFFIXES)
+        if value == MARKER:  # already redacted (provider header values: config/providers.py)
+            return value
         return MASK if value and secret_key else mask_url(value)
     if isinstance(value, dict):
         return {k: mask_secrets(v, str(k)) for k, v in value.items()}
