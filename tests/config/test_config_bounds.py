@@ -70,8 +70,8 @@ def test_hostile_config_is_exit_2_located(
     args = {
         "check": ["config", "check", str(target)],
         "workspace": ["config", "show"],
-        "user": ["exec", "hi"],
-        "--config": ["--config", str(target), "exec", "hi"],
+        "user": ["exec", "--provider", "replay", "hi"],
+        "--config": ["--config", str(target), "exec", "--provider", "replay", "hi"],
     }[layer]
     rc, _out, err = run_vtcode(["-C", str(ws), *args], env={"VTCODE_HOME": str(home)})
     assert rc == 2, err
@@ -163,7 +163,7 @@ def test_config_check_and_exec_agree_on_every_rule(
 ) -> None:
     f = _rule_file(tmp_path, key, rule)
     check = run_vtcode(["-C", str(ws), "config", "check", str(f)])
-    run = run_vtcode(["-C", str(ws), "--config", str(f), "exec", "hi"])
+    run = run_vtcode(["-C", str(ws), "--config", str(f), "exec", "--provider", "replay", "hi"])
     if rule in GOOD_RULES:
         assert (check[0], run[0]) == (0, 0), (check, run)
         return
@@ -181,7 +181,9 @@ def test_a_bad_rule_from_a_workspace_file_or_override_is_located(
     rc, _, err = run_vtcode(["-C", str(ws), "config", "check"])
     assert rc == 2 and f"{ws / 'vtcode.toml'}:2:9: permissions.deny[0]" in err, err
     (ws / "vtcode.toml").unlink()
-    rc, _, err = run_vtcode(["-C", str(ws), "-c", 'permissions.ask=["mcp__x__("]', "exec", "hi"])
+    rc, _, err = run_vtcode(
+        ["-C", str(ws), "-c", 'permissions.ask=["mcp__x__("]', "exec", "--provider", "replay", "hi"]
+    )
     assert rc == 2 and "permissions.ask[0]: invalid permission rule 'mcp__x__('" in err, err
 
 
@@ -244,7 +246,7 @@ def test_config_check_and_exec_agree_on_hook_matchers(
         'hooks = [{ type = "command", command = "true" }]\n'
     )
     check = run_vtcode(["-C", str(ws), "config", "check", str(f)])
-    run = run_vtcode(["-C", str(ws), "--config", str(f), "exec", "hi"])
+    run = run_vtcode(["-C", str(ws), "--config", str(f), "exec", "--provider", "replay", "hi"])
     if valid:
         assert (check[0], run[0]) == (0, 0), (check, run)
         return
