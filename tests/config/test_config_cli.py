@@ -102,7 +102,7 @@ def test_set_then_get_then_show(run: RunVtcode, tmp_path: Path) -> None:
     rc, out, err = run(["config", "get", "agent.model"])
     assert (rc, out, err) == (0, "", "agent.model is not set\n")
     rc, out, _ = run(["config", "get", "store.retention"])
-    assert (rc, out) == (0, "max_sessions = 50\nmax_age_days = 30\n")
+    assert (rc, out) == (0, "max_sessions = 50\nmax_age_days = 30\nkeep_loop_steps = 20\n")
 
     rc, out, _ = run(["config", "show"])
     assert rc == 0

@@ -293,7 +293,11 @@ def test_get_value(ws: Path) -> None:
     loaded = load_config(workspace=ws)
     assert get_value(loaded, "agent.harness.max_budget_usd") == 4.0
     assert get_value(loaded, "agent.model") is None  # known, unset
-    assert get_value(loaded, "store.retention") == {"max_sessions": 50, "max_age_days": 30}
+    assert get_value(loaded, "store.retention") == {
+        "max_sessions": 50,
+        "max_age_days": 30,
+        "keep_loop_steps": 20,
+    }
     assert get_value(loaded, "mcp.servers") == {}
     with pytest.raises(ConfigInvalid) as exc:
         get_value(loaded, "store.retention.max_sesions")

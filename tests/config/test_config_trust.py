@@ -257,7 +257,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, str]]] = [
     ),
     (
         "retention-lowered",
-        "[store.retention]\nmax_sessions = 0\n",
+        "[store.retention]\nmax_sessions = 5\n",
         {"store.retention.max_sessions": 50},
         {"store.retention.max_sessions": "ignored"},
     ),

@@ -76,9 +76,10 @@ def test_abandoned_sessions(tmp_path: Path) -> None:
     make(tmp_path, "crashed-old", age_days=40, completed=False)
     make(tmp_path, "crashed-new", age_days=2, completed=False)
     make(tmp_path, "done", age_days=3)
-    report = apply_retention(tmp_path, policy(max_sessions=0))
+    make(tmp_path, "newer", age_days=1)
+    report = apply_retention(tmp_path, policy(max_sessions=1))
     assert sorted(report.deleted) == ["crashed-old", "done"]
-    assert names(tmp_path) == {".locks", "crashed-new"}
+    assert names(tmp_path) == {".locks", "crashed-new", "newer"}
 
 
 def test_live_and_current_sessions_are_kept(tmp_path: Path) -> None:
@@ -108,7 +109,7 @@ def test_live_and_current_sessions_are_kept(tmp_path: Path) -> None:
     reasons = dict(report.skipped)
     assert reasons["live-here"].startswith("in use")
     assert reasons["live-there"].startswith("in use")
-    assert reasons["current"] == "current session"
+    assert reasons["current"] == "preserved (the current session, or a loop's recent step)"
     assert names(tmp_path) == {".locks", "live-here", "live-there", "current"}
 
 

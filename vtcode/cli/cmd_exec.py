@@ -171,6 +171,7 @@ def exec_cmd(
             reasoning_effort=effort,
             record=record,
             hooks_factory=default_hooks_factory,
+            notify=lambda msg: click.echo(msg, err=True),  # even with -q: data is going away
         )
     )
     if result.error:

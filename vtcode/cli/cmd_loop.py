@@ -108,6 +108,7 @@ def run(
             max_turns=max_turns,
             sinks_factory=sinks,
             notify=notify,
+            warn=lambda msg: click.echo(msg, err=True),
         )
     )
     if as_json:

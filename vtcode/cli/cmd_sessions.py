@@ -153,10 +153,12 @@ def gc_cmd(
 ) -> None:
     """Remove old closed sessions (never active, live, symlinked or unknown ones).
 
-    Defaults come from [store.retention] (50 sessions, 30 days).
+    Defaults come from [store.retention] (50 sessions, 30 days; 0 = no limit). The sessions of
+    each loop's last keep_loop_steps steps are kept.
     """
     import dataclasses
 
+    from vtcode.orient.loop_state import loop_step_sessions
     from vtcode.store import apply_retention
 
     policy = app.loaded_config().config.store.retention
@@ -164,9 +166,10 @@ def gc_cmd(
         policy = dataclasses.replace(policy, max_sessions=max_sessions)
     if max_age_days is not None:
         policy = dataclasses.replace(policy, max_age_days=max_age_days)
-    report = apply_retention(app.workspace, policy, preserve=None, dry_run=dry_run)
+    keep = loop_step_sessions(app.workspace, policy.keep_loop_steps)
+    report = apply_retention(app.workspace, policy, preserve=keep, dry_run=dry_run)
     if as_json:
-        _json(report.to_json())
+        _json({**report.to_json(), "deleted_count": len(report.deleted)})
         return
     verb = "would remove" if dry_run else "removed"
     for sid in report.deleted:

@@ -326,8 +326,15 @@ class FleetConfig:
 class RetentionConfig:
     """`[store.retention]`: closed sessions beyond these are removed before each run."""
 
-    max_sessions: U32 = 50
-    max_age_days: U32 = 30
+    max_sessions: Annotated[
+        U32, Doc("closed sessions kept (oldest removed first); 0 = no limit")
+    ] = 50
+    max_age_days: Annotated[
+        U32, Doc("closed sessions older than this are removed; 0 = no limit")
+    ] = 30
+    keep_loop_steps: Annotated[
+        U32, Doc("vtcode: the sessions of each loop's last N steps are never removed")
+    ] = 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

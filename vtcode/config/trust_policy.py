@@ -125,6 +125,17 @@ def _floor(ws: Any, below: Any) -> Outcome:
     return Outcome(False, why=f"a lower value than yours ({below!r}) would remove records")
 
 
+def _floor0(ws: Any, below: Any) -> Outcome:
+    """Like `_floor`, where 0 means "no limit" and so keeps the most."""
+
+    def kept(v: Any) -> float:
+        return math.inf if v == 0 else float(v)
+
+    if not _is_num(ws) or not _is_num(below) or kept(ws) >= kept(below):
+        return Outcome(True, ws)
+    return Outcome(False, why=f"a lower value than yours ({below!r}) would remove records")
+
+
 def _only(strict: bool) -> Check:
     def check(ws: Any, below: Any) -> Outcome:
         if not isinstance(ws, bool) or ws is strict or below is _MISSING or ws == below:
@@ -190,6 +201,7 @@ GATED = Rule(
 CAP = _t(_cap(False), "stricter (lower) limit wins")
 CAP0 = _t(_cap(True), "stricter (lower) limit wins; 0 = no limit counts as the highest")
 FLOOR = _t(_floor, "applies only when it keeps more (higher)")
+FLOOR0 = _t(_floor0, "applies only when it keeps more (higher; 0 = no limit keeps the most)")
 UNION = _t(_union, "entries add to yours")
 SUBSET = _t(_subset, "applies only when it narrows yours")
 ONLY_TRUE = _t(_only(True), "applies only when true (or equal to yours)")
@@ -298,8 +310,9 @@ POLICY: dict[str, Rule] = {
     "store.max_events": FLOOR,
     "store.lock_timeout_secs": NEUTRAL,
     "store.reserve_bytes": NEUTRAL,
-    "store.retention.max_sessions": FLOOR,
-    "store.retention.max_age_days": FLOOR,
+    "store.retention.max_sessions": FLOOR0,
+    "store.retention.max_age_days": FLOOR0,
+    "store.retention.keep_loop_steps": FLOOR,
     "mcp.servers.*": GATED,
     # A workspace may choose among the user's providers (agent.provider) and tune a model, but
     # not say where requests go, which key they carry or which wire API (the kind picks the

@@ -41,6 +41,7 @@ __all__ = [
     "list_states",
     "load_state",
     "loop_lock",
+    "loop_step_sessions",
     "new_state",
     "save_state",
 ]
@@ -201,6 +202,16 @@ def list_states(workspace: Path) -> list[LoopRunState]:
 
     out.sort(key=key, reverse=True)
     return out
+
+
+def loop_step_sessions(workspace: Path, keep_steps: int) -> frozenset[str]:
+    """The sessions of each loop's last `keep_steps` steps: what retention must not remove, so a
+    loop's own history never points at sessions that are gone."""
+    if keep_steps <= 0:
+        return frozenset()
+    return frozenset(
+        step.session_id for state in list_states(workspace) for step in state.steps[-keep_steps:]
+    )
 
 
 def add_usage(

@@ -42,6 +42,7 @@ from vtcode.loop.prompts import exec_system_prompt, system_prompt
 from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.messages import Message
+from vtcode.orient.loop_state import loop_step_sessions
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import chosen_provider, make_provider
@@ -56,7 +57,7 @@ from vtcode.store.closeout import open_for_append
 from vtcode.store.gate import Exporter
 from vtcode.store.layout import ensure_root, session_dir
 from vtcode.store.reader import session_exists
-from vtcode.store.retention import apply_retention_indexed, discard_unstarted
+from vtcode.store.retention import apply_retention_indexed, discard_unstarted, retention_notice
 from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.tools.base import ToolContext
 from vtcode.tools.permissions import PermissionPolicy, PermissionVerdict, headless
@@ -120,6 +121,8 @@ class ExecRequest:
     install_signals: bool = True
     interaction: Interaction | None = None  # interactive session (`vtcode chat`)
     system_prompt: str | None = None  # instructions (default: the exec prompt)
+    # What the user must hear even with -q (each session retention removes, once, on stderr).
+    notify: Callable[[str], None] | None = None
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -238,9 +241,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
     sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
 
-    # Retention is best effort (upstream logs and goes on); `sessions gc` reports details.
-    with contextlib.suppress(OSError):
-        apply_retention_indexed(req.workspace, cfg.store.retention, preserve=session_id)
+    _retain(req, cfg, session_id)
 
     # The provider is built before the session exists: a bad script, a missing key or an
     # unknown provider (exit 2) must not leave an empty session behind or use up its id.
@@ -407,6 +408,23 @@ def run_exec(req: ExecRequest) -> ExecResult:
         if not appending and writer.last_seq == 0:
             # Failed while wiring, before the first event: the new session never existed.
             discard_unstarted(req.workspace, session_id)
+
+
+def _retain(req: ExecRequest, cfg: VtcodeConfig, session_id: str) -> None:
+    """The automatic retention pass: best effort (upstream logs and goes on), never silent.
+
+    Each removed session is said once through `req.notify`; the current session and the sessions
+    of every loop's last `keep_loop_steps` steps are preserved."""
+    policy = cfg.store.retention
+    preserve = {session_id, *loop_step_sessions(req.workspace, policy.keep_loop_steps)}
+    try:
+        report = apply_retention_indexed(req.workspace, policy, preserve=preserve)
+    except OSError:
+        return
+    if req.notify is None:
+        return
+    for removed in report.deleted:
+        req.notify(retention_notice(removed, policy))
 
 
 def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]:

@@ -73,6 +73,7 @@ class LoopRunRequest:
     max_turns: int | None = None
     sinks_factory: Callable[[], Sequence[Any]] | None = None
     notify: Callable[[str], None] | None = None
+    warn: Callable[[str], None] | None = None  # said even with -q (sessions retention removed)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -215,6 +216,7 @@ def _run_steps(
                     max_turns=req.max_turns,
                     session_id=session_id,
                     sinks=list(req.sinks_factory()) if req.sinks_factory else [],
+                    notify=req.warn,
                     hooks_factory=default_hooks_factory,
                     install_signals=threading.current_thread() is threading.main_thread(),
                 )

@@ -3,9 +3,11 @@
 Policy (`[store.retention]`, also `vtcode sessions gc`), decided and documented here:
 - candidates are direct child folders of `sessions/` (never symlinks: not followed, not deleted)
   with a readable `manifest.json` naming the same id; anything else is left alone;
-- never the current (`preserve`) session, never a session whose lock is held;
+- never a `preserve`d session (the current one, and those the caller protects: the sessions of
+  each loop's last `keep_loop_steps` steps), never a session whose lock is held; preserved
+  sessions do not count toward `max_sessions`;
 - completed sessions: beyond `max_sessions` the oldest (by manifest `updated_at`) go, and any
-  older than `max_age_days` go;
+  older than `max_age_days` go; 0 turns either rule off (`max_sessions = 0` keeps everything);
 - abandoned sessions (manifest `active`, lock free: a crashed or killed run) do not count toward
   `max_sessions` and are never removed for the count, so a crash can be inspected or resumed; once
   older than `max_age_days` they go like completed ones. Age is the newer of the manifest's
@@ -34,6 +36,7 @@ import heapq
 import os
 import secrets
 import stat
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,6 +67,8 @@ from vtcode.store.recovery import load_manifest
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
+Preserve = str | Collection[str] | None  # session ids a pass must not remove
+PRESERVED_REASON = "preserved (the current session, or a loop's recent step)"
 AUTO_MAX_REMOVALS = 64  # per automatic pass; `sessions gc` removes any backlog at once
 AUTO_MAX_VISITS = 256  # doomed index entries re-checked per automatic pass (kept ones included)
 AUTO_REBUILD_MAX = 1000  # entries in sessions/ up to which a missing index means a full pass
@@ -102,7 +107,7 @@ class _Candidate:
 def apply_retention(
     workspace: Path,
     policy: RetentionConfig,
-    preserve: str | None = None,
+    preserve: Preserve = None,
     dry_run: bool = False,
 ) -> RetentionReport:
     """Apply `policy` to `<workspace>/.vtcode/sessions` (see the module doc); never raises for
@@ -115,7 +120,7 @@ def apply_retention(
     except FileNotFoundError:
         return report
     try:
-        candidates = _collect(Path(workspace), root, root_fd, preserve, report)
+        candidates = _collect(Path(workspace), root, root_fd, _kept(preserve), report)
         doomed = _choose(candidates, policy)
         for c in candidates:
             if c.name not in doomed:
@@ -145,7 +150,7 @@ def apply_retention(
 
 
 def apply_retention_indexed(
-    workspace: Path, policy: RetentionConfig, preserve: str | None = None
+    workspace: Path, policy: RetentionConfig, preserve: Preserve = None
 ) -> RetentionReport:
     """The automatic pass before a run, from the closed-session index (see the module doc)."""
     ws = Path(workspace)
@@ -163,7 +168,7 @@ def apply_retention_indexed(
         return report
     try:
         entries = read_index(ws) or {}
-        if _indexed_pass(ws, root, entries, policy, preserve, report):
+        if _indexed_pass(ws, root, entries, policy, _kept(preserve), report):
             write_index(ws, entries)
     finally:
         lock.release()
@@ -181,14 +186,16 @@ def _indexed_pass(
     root: Path,
     entries: dict[str, str],
     policy: RetentionConfig,
-    preserve: str | None,
+    preserve: frozenset[str],
     report: RetentionReport,
 ) -> bool:
     """Remove what the policy dooms among the indexed sessions; True when `entries` changed."""
     # Only the oldest entries can be doomed, and at most AUTO_MAX_VISITS are visited.
-    order = heapq.nsmallest(AUTO_MAX_VISITS, entries.items(), key=lambda kv: (kv[1], kv[0]))
-    excess = len(entries) - policy.max_sessions
-    cutoff = utcnow() - _dt.timedelta(days=policy.max_age_days)
+    # Preserved sessions neither count toward max_sessions nor take a doomed position.
+    candidates = ((n, e) for n, e in entries.items() if n not in preserve)
+    order = heapq.nsmallest(AUTO_MAX_VISITS, candidates, key=lambda kv: (kv[1], kv[0]))
+    excess = _excess(len(entries) - len(preserve.intersection(entries)), policy)
+    cutoff = _cutoff(policy)
     cutoff_text = rfc3339(cutoff)
     changed = False
     root_fd = os.open(root, _DIR_FLAGS)
@@ -227,7 +234,7 @@ def _indexed_one(
     name: str,
     over_count: bool,
     cutoff: _dt.datetime,
-    preserve: str | None,
+    preserve: frozenset[str],
 ) -> tuple[Literal["removed", "stale", "kept"], str | None]:
     """Re-check one doomed index entry on disk; remove it when every rule agrees. `stale`: gone,
     or reopened (indexed again when it closes). `kept` may carry a newer end time (the log
@@ -236,7 +243,7 @@ def _indexed_one(
         sdir = root / check_id(name)
     except InvalidIdError:
         return "stale", None  # not a session id: never turned into a path
-    if name == preserve:
+    if name in preserve:
         return "kept", None
     try:
         st = os.lstat(sdir)
@@ -259,7 +266,7 @@ def _indexed_one(
 
 
 def _collect(
-    workspace: Path, root: Path, root_fd: int, preserve: str | None, report: RetentionReport
+    workspace: Path, root: Path, root_fd: int, preserve: frozenset[str], report: RetentionReport
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
     with os.scandir(root) as it:
@@ -280,8 +287,8 @@ def _collect(
                 continue
             if not entry.is_dir(follow_symlinks=False):
                 continue  # an unrelated file
-            if name == preserve:
-                report.skipped.append((name, "current session"))
+            if name in preserve:
+                report.skipped.append((name, PRESERVED_REASON))
                 continue
             m = load_manifest(Path(entry.path), name)
             if m is None:
@@ -314,16 +321,44 @@ def _age_ref(m: SessionManifest, sdir: Path) -> _dt.datetime | None:
     return max(updated, _dt.datetime.fromtimestamp(mtime, _dt.UTC))
 
 
+def retention_notice(session_id: str, policy: RetentionConfig) -> str:
+    """What a user is told once for each session the automatic pass removed."""
+    count = f"{policy.max_sessions} sessions" if policy.max_sessions else "no count limit"
+    age = f"{policy.max_age_days} days" if policy.max_age_days else "no age limit"
+    return (
+        f"retention: removed closed session {session_id} ([store.retention]: {count}, {age};"
+        " max_sessions = 0 and max_age_days = 0 keep every session)"
+    )
+
+
+def _kept(preserve: Preserve) -> frozenset[str]:
+    if preserve is None:
+        return frozenset()
+    return frozenset((preserve,)) if isinstance(preserve, str) else frozenset(preserve)
+
+
+def _excess(count: int, policy: RetentionConfig) -> int:
+    """How many closed sessions are over the count (0 = no count limit)."""
+    return 0 if policy.max_sessions == 0 else count - policy.max_sessions
+
+
+def _cutoff(policy: RetentionConfig) -> _dt.datetime:
+    """Sessions older than this go (0 days = no age limit: a cutoff before any session)."""
+    if policy.max_age_days == 0:
+        return _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+    return utcnow() - _dt.timedelta(days=policy.max_age_days)
+
+
 def _choose(candidates: list[_Candidate], policy: RetentionConfig) -> set[str]:
     doomed: set[str] = set()
     closed = sorted(
         (c for c in candidates if not c.abandoned),
         key=lambda c: (c.manifest.updated_at, c.name),
     )
-    excess = len(closed) - policy.max_sessions
+    excess = _excess(len(closed), policy)
     if excess > 0:
         doomed.update(c.name for c in closed[:excess])
-    cutoff = utcnow() - _dt.timedelta(days=policy.max_age_days)
+    cutoff = _cutoff(policy)
     for c in candidates:
         if c.age_ref is not None and c.age_ref < cutoff:
             doomed.add(c.name)
