@@ -314,7 +314,7 @@ class GrepTool:
 
 def _glob_match(glob: str, rel: str) -> bool:
     """`*.py` matches by file name; a glob with '/' matches the workspace-relative path."""
-    from vtcode.tools.permissions import path_glob_match
+    from vtcode.tools.path_rules import path_glob_match
 
     if "/" not in glob:
         return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], glob)
