@@ -19,6 +19,7 @@ from vtcode.eval.persist import EvalStore, new_eval_id
 from vtcode.eval.results import AgentSpec, EvalPlan
 from vtcode.eval.runner import RunSettings, select_tasks
 from vtcode.eval.suite import load_suite
+from vtcode.eval.task import Task
 
 __all__ = ["PlanRequest", "open_eval"]
 
@@ -70,6 +71,26 @@ def _new_plan(req: PlanRequest) -> EvalPlan:
     )
 
 
+def _require_provider(req: PlanRequest, config: VtcodeConfig, tasks: Sequence[Task]) -> None:
+    """vtcode runs need a provider, as `vtcode exec` does (no default: issue 26). A task with a
+    replay script runs on it without one; any other task would end every run "crashed" with exit
+    2, so the eval is refused before anything is written, naming those tasks."""
+    kinds = list(dict.fromkeys(req.agents)) or ([] if req.agent_cmd else ["vtcode"])
+    if "vtcode" not in kinds or req.provider or config.agent.provider:
+        return
+    if "--script" in req.exec_args:
+        return
+    unscripted = [t.id for t in tasks if t.script_path is None]
+    if unscripted:
+        shown = ", ".join(unscripted[:5]) + (", ..." if len(unscripted) > 5 else "")
+        raise UsageError(
+            f"no provider chosen for vtcode, and {len(unscripted)} task(s) have no replay"
+            f" script: {shown}",
+            hint="choose one with --provider NAME, VTCODE_PROVIDER or agent.provider, or"
+            " select scripted tasks with --task/--tag",
+        )
+
+
 def _differences(old: EvalPlan, new: EvalPlan) -> list[str]:
     same = replace(new, created_at=old.created_at)
     fields = ("suite", "k", "agents", "task_ids", "exec_args", "sandbox", "provider", "model",
@@ -84,6 +105,8 @@ def open_eval(req: PlanRequest, config: VtcodeConfig) -> tuple[EvalStore, EvalPl
         plan = store.read_plan()
     else:
         plan = _new_plan(req)
+        assert req.suite is not None
+        _require_provider(req, config, select_tasks(load_suite(req.suite), req.task_ids, req.tags))
         store = EvalStore(req.workspace, plan.eval_id)
         if store.exists():
             old = store.read_plan()
