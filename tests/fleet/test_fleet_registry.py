@@ -129,8 +129,9 @@ def test_budgets_hold_fleet_wide(tmp_path: Path, database_url: str) -> None:
     (tmp_path / "ws").mkdir()
     # each replay step uses about 1,270 tokens: the third crosses 3000, the fourth is refused
     r = fleet(
-        tmp_path, database_url, "add", "cap", "--workspace", "ws", "--max-tokens", "3000", "capped"
-    )
+        tmp_path, database_url, "add", "cap", "--workspace", "ws", "--max-tokens", "3000",
+        "--provider", "replay", "capped",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     workers = [start_worker(tmp_path, database_url, f"h{i}") for i in range(2)]
     try:

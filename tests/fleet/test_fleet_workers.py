@@ -114,8 +114,9 @@ def test_a_cron_schedule_fires_exactly_once_per_tick_with_three_workers(
     ticks = []
     try:
         r = fleet(
-            tmp_path, database_url, "add", "tick", "--workspace", "ws", "--schedule", schedule, "t"
-        )
+            tmp_path, database_url, "add", "tick", "--workspace", "ws", "--schedule", schedule,
+            "--provider", "replay", "t",
+        )  # fmt: skip
         assert r.returncode == 0, r.stderr
         for k in (1, 2, 3):
             [(tick,)] = db(
@@ -150,7 +151,10 @@ def test_the_database_restarts_mid_run(
     assert fleet(tmp_path, database_url, "migrate").returncode == 0
     ws = tmp_path / "ws"
     ws.mkdir()
-    r = fleet(tmp_path, database_url, "add", "r", "--workspace", "ws", "--max-steps", "4", "go")
+    r = fleet(
+        tmp_path, database_url, "add", "r", "--workspace", "ws", "--max-steps", "4",
+        "--provider", "replay", "go",
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     workers = [
         spawn_vtcode(

@@ -384,7 +384,7 @@ def test_unknown_session_or_unwritable_target_writes_nothing(ws: Path, tmp_path:
     missing = tmp_path / "no-such-dir" / "page.html"
     proc = vtcode(["sessions", "show", "demo", "--html", str(missing)], ws)
     assert proc.returncode == 2
-    assert proc.stderr.startswith(f"error: {missing}: cannot write here: the folder")
+    assert proc.stderr.startswith(f"error: {missing}: --html: cannot write here: the folder")
     assert "does not exist" in proc.stderr
     assert not missing.parent.exists()
 

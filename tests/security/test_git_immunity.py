@@ -108,7 +108,7 @@ def _run_every_git_command(root: Path, ws: Path, env: dict[str, str], head: str)
         assert ran == [], f"vtcode {' '.join(args)} ran planted programs: {sorted(set(ran))}"
         return r
 
-    run("exec", "--session-id", "s1", "hello")
+    run("exec", "--provider", "replay", "--session-id", "s1", "hello")
     ledger = orjson.loads((ws / ".vtcode/sessions/s1/derived/progress.json").read_bytes())
     assert ledger["git_checkpoint"] == head  # orientation read HEAD
 
@@ -297,7 +297,7 @@ def test_a_repository_the_sandbox_creates_runs_nothing_either(tmp_path: Path) ->
     r = vt(ws, {}, "handoff", "--json", "--summary", "s")
     assert r.returncode == 0, r.stderr
     assert "notes.txt" in orjson.loads(r.stdout)["modified_files"]
-    r = vt(ws, {}, "exec", "--session-id", "after", "hello")
+    r = vt(ws, {}, "exec", "--provider", "replay", "--session-id", "after", "hello")
     assert r.returncode == 0, r.stderr
     assert markers(tmp_path, ws) == []
     subprocess.run(["git", "status"], cwd=ws, capture_output=True, check=False)

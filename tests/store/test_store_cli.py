@@ -69,10 +69,14 @@ def test_gc_cli(tmp_path: Path, run_vtcode: RunVtcode) -> None:
     assert rc == 0, err
     assert orjson.loads(out)["deleted"] == ["old"]
     assert (sessions_root(tmp_path) / "old").exists()
-    rc, out, err = run_vtcode([*base, "--max-sessions", "0"])
+    rc, out, err = run_vtcode([*base, "--max-sessions", "1"])
     assert rc == 0, err
-    assert sorted(out.split()) == sorted(["removed", "old", "removed", "new"])
-    assert not (sessions_root(tmp_path) / "new").exists()
+    assert sorted(out.split()) == sorted(["removed", "old"])
+    assert (sessions_root(tmp_path) / "new").exists()
+    # 0 means no limit (issue 26.3): nothing more goes.
+    rc, out, err = run_vtcode([*base, "--max-sessions", "0"])
+    assert (rc, out) == (0, ""), err
+    assert (sessions_root(tmp_path) / "new").exists()
 
 
 def test_export_cli(tmp_path: Path, run_vtcode: RunVtcode) -> None:
