@@ -6,6 +6,7 @@ fail exactly where they say, and every mistake in a script must be reported with
 
 from __future__ import annotations
 
+import json
 import threading
 import tomllib
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
+from tests.exec_support import vtcode
 from vtcode import schemas
 from vtcode.config.model import VtcodeConfig
 from vtcode.errors import ExitCode, UsageError
@@ -512,3 +514,43 @@ def test_schema_and_parser_agree_on_unknown_keys() -> None:
     data = tomllib.loads('[[turn]]\ntext = "a"\ncolour = "red"\n')
     assert list(schemas.reference_validator("replay-script").iter_errors(data))
     script_error('[[turn]]\ntext = "a"\ncolour = "red"\n')
+
+
+def test_the_workspace_path_counts_the_same_wherever_it_lies(tmp_path: Path) -> None:
+    """A prompt naming the workspace (as the exec prompt does) estimates the same in any folder,
+    spelled as given or resolved through a symlink; other text still counts byte for byte."""
+    script = parse_script("[[turn]]\ntext = 'ok'\n[[turn]]\ntext = 'ok'\n")
+    short = tmp_path / "w"
+    deep = tmp_path / ("a-much-longer-folder" * 4) / "ws"
+    for ws in (short, deep):
+        ws.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(deep)
+
+    def input_tokens(ws: Path, spelled: Path) -> int:
+        p = ReplayProvider(script, workspace=ws)
+        msg = Message(role="system", content=f"in the folder {spelled} (and {spelled}/src)")
+        (done,) = [e for e in p.stream(request(msg)) if isinstance(e, ResponseCompleted)]
+        return done.usage.input_tokens
+
+    expected = estimate_tokens(len("in the folder <workspace> (and <workspace>/src)system"))
+    assert input_tokens(short, short) == expected
+    assert input_tokens(deep, deep) == expected
+    assert input_tokens(tmp_path / "link", deep) == expected  # the resolved spelling too
+    assert input_tokens(short, deep) > expected  # another folder is only text
+
+
+def test_an_exec_log_is_the_same_in_a_longer_checkout(tmp_path: Path) -> None:
+    """The same scripted run in two folders of different path lengths writes the same usage."""
+    script = tmp_path / "s.toml"
+    script.write_text(
+        '[[turn]]\n[[turn.tool_calls]]\nname = "exec_command"\n'
+        'arguments = { command = "pwd" }\n[[turn]]\ntext = "done"\n'
+    )
+    usages = []
+    for ws in (tmp_path / "w", tmp_path / ("deeper-folder" * 6) / "w"):
+        ws.mkdir(parents=True)
+        proc = vtcode(["exec", "--json", "--script", str(script), "-q", "go"], ws)
+        assert proc.returncode == 0, proc.stderr
+        events = [json.loads(line) for line in proc.stdout.splitlines()]
+        usages.append([e["usage"] for e in events if e["type"] == "turn.completed"])
+    assert len(usages[0]) == 2 and usages[0] == usages[1]

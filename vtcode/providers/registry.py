@@ -46,7 +46,7 @@ def _replay(
     from vtcode.providers.script import resolve_script
 
     path = resolve_script(script, workspace=workspace)
-    return ReplayProvider.from_file(path, model=model)
+    return ReplayProvider.from_file(path, model=model, workspace=workspace)
 
 
 def _require_model(provider: str, model: str | None) -> str:

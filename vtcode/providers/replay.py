@@ -1,6 +1,6 @@
 """The replay provider: plays a script's turns as streamed model responses, deterministically.
 
-It is the embedded default provider: it drives the real loop, real tools and real persistence
+It is the embedded test provider: it drives the real loop, real tools and real persistence
 without a network. Each `stream()` consumes the next `[[turn]]` (or, for a compaction summary
 request, the next `[[summary]]`), streams its reasoning, text and tool calls as deltas of
 `chunk_size` characters, and ends with one `ResponseCompleted`. Running out of turns is a FATAL
@@ -46,11 +46,29 @@ def estimate_tokens(nbytes: int) -> int:
     return math.ceil(nbytes / 4)
 
 
-def _request_bytes(request: ModelRequest) -> int:
+# How the workspace's own path is counted in an estimate (see `_neutral_bytes`).
+WORKSPACE_PLACEHOLDER = "<workspace>"
+
+
+def _neutral_bytes(text: str, paths: tuple[str, ...]) -> int:
+    """UTF-8 size of `text` with each workspace path counted as `WORKSPACE_PLACEHOLDER`.
+
+    The exec prompt names the working folder (and tools quote it), so a plain byte count would
+    make the same script report other token counts in another checkout, temp dir or user's
+    home: a replay log is meant to be the same wherever it is played. `paths` is longest
+    first, so a path inside another is not counted twice.
+    """
+    for path in paths:
+        if path in text:
+            text = text.replace(path, WORKSPACE_PLACEHOLDER)
+    return len(text.encode("utf-8"))
+
+
+def _request_bytes(request: ModelRequest, paths: tuple[str, ...] = ()) -> int:
     total = 0
     for m in request.messages:
-        total += len(m.content.encode("utf-8")) + len(m.role)
-        total += sum(len(c.name) + len(c.arguments.encode("utf-8")) for c in m.tool_calls)
+        total += _neutral_bytes(m.content, paths) + len(m.role)
+        total += sum(len(c.name) + _neutral_bytes(c.arguments, paths) for c in m.tool_calls)
     for t in request.tools:
         total += len(t.name) + len(t.description.encode("utf-8"))
         total += len(compact_json(t.parameters))
@@ -71,15 +89,29 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= _EXCERPT else flat[: _EXCERPT - 1] + "…"
 
 
+def _spellings(workspace: Path | None) -> tuple[str, ...]:
+    """The ways a prompt may spell `workspace` (as given, resolved), longest first."""
+    if workspace is None:
+        return ()
+    found = {str(workspace), str(workspace.resolve())} - {"/", "."}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
 class ReplayProvider:
     """A `Provider` that answers from a `ReplayScript` (thread-safe; one turn per `stream`)."""
 
     name = "replay"
 
     def __init__(
-        self, script: ReplayScript, *, source: str = "<script>", model: str | None = None
+        self,
+        script: ReplayScript,
+        *,
+        source: str = "<script>",
+        model: str | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.script = script
+        self._workspace_paths = _spellings(workspace)
         self.source = source
         self.model = model or script.provider.model or DEFAULT_MODEL
         self._lock = threading.Lock()
@@ -100,9 +132,11 @@ class ReplayProvider:
         )
 
     @classmethod
-    def from_file(cls, path: Path, *, model: str | None = None) -> ReplayProvider:
+    def from_file(
+        cls, path: Path, *, model: str | None = None, workspace: Path | None = None
+    ) -> ReplayProvider:
         """Load `path`; messages name the script by its file name (stable across machines)."""
-        return cls(load_script(path), source=path.name, model=model)
+        return cls(load_script(path), source=path.name, model=model, workspace=workspace)
 
     # ---- Provider protocol -----------------------------------------------------------------
 
@@ -154,7 +188,7 @@ class ReplayProvider:
 
         def estimate() -> int:
             if not cached:
-                cached.append(estimate_tokens(_request_bytes(request)))
+                cached.append(estimate_tokens(_request_bytes(request, self._workspace_paths)))
             return cached[0]
 
         window = self.script.provider.context_window
