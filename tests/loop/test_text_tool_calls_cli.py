@@ -210,3 +210,23 @@ def test_a_plain_answer_is_not_nudged(tmp_path: Path, sse_server: SSEServer) -> 
     assert code == 0, stderr
     assert len(sse_server.requests) == 1
     assert not _items(events, "harness")
+
+
+def test_a_repeated_successful_write_says_so_and_how_to_finish(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server)
+    call = '{"name": "write_file", "arguments": {"path": "h.txt", "content": "hi"}}'
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse(call), 23),
+        ScriptedReply.sse_bytes(chat_sse(call), 23),
+        ScriptedReply.sse_bytes(chat_sse("Wrote h.txt."), 23),
+    )
+    code, events, stderr = _exec(tmp_path, "write h.txt")
+    assert code == 0, stderr
+    first, second = (o["output"] for o in _items(events, "tool_output"))
+    assert "already succeeded" not in first
+    assert "this exact write_file call already succeeded" in second
+    assert "one-line summary" in second
+    sent = sse_server.requests[2].json()["messages"][-1]
+    assert sent["role"] == "tool" and sent["content"] == second  # the log shows what it saw

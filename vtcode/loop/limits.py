@@ -127,11 +127,14 @@ class LimitWatch:
         self.tool_loops = 0  # consecutive responses that asked for tools
         self._signature: str | None = None
         self._repeats = 0
+        # writes that succeeded, as name + arguments: the same write again changes nothing
+        self.succeeded_writes: set[str] = set()
 
     def reset(self) -> None:
         """A new user turn starts counting afresh."""
         self.tool_loops = 0
         self._signature, self._repeats = None, 0
+        self.succeeded_writes.clear()
 
     def saw_round(self, signature: str) -> None:
         """One round of tools, as a signature of its calls and results ('' = only polling)."""

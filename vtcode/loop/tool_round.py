@@ -7,6 +7,7 @@ the `tools_done` trigger lets the table choose the next state.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,14 @@ __all__ = ["step_tools"]
 
 # Repeating these is how a long command is waited on, not a sign of a stuck loop.
 POLLING_TOOLS = frozenset({"write_stdin"})
+# A write repeated with the same arguments after it succeeded changes nothing; small models do it
+# instead of finishing (issue 28: every solved run on qwen0.5b/1.5b repeated its write_file until
+# loop detection or the turn limit), so the result says so and how to finish.
+WRITE_TOOLS = frozenset({"write_file", "apply_patch"})
+REPEATED_WRITE_NOTE = (
+    "\n\nNote: this exact {name} call already succeeded earlier in this run. If the task is "
+    "done, reply with a one-line summary and no tool call."
+)
 
 
 def step_tools(self: Runner) -> None:
@@ -88,6 +97,11 @@ def step_tools(self: Runner) -> None:
                 )
                 raise
         waited += result.wait_seconds
+        if call.name in WRITE_TOOLS and result.outcome is ToolOutcome.SUCCESS:
+            key = f"{call.name}\x00{json.dumps(arguments, sort_keys=True)}"
+            if key in self.watch.succeeded_writes:
+                result.output += REPEATED_WRITE_NOTE.format(name=call.name)
+            self.watch.succeeded_writes.add(key)
         _emit_tool_result(self, sc, arguments if parse_error is None else call.arguments, result)
         self.append(
             Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
