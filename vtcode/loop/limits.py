@@ -127,7 +127,7 @@ class LimitWatch:
         self.tool_loops = 0  # consecutive responses that asked for tools
         self._signature: str | None = None
         self._repeats = 0
-        # writes that succeeded, as name + arguments: the same write again changes nothing
+        # writes that succeeded this user turn, as name + arguments (a repeat gets a note)
         self.succeeded_writes: set[str] = set()
 
     def reset(self) -> None:
