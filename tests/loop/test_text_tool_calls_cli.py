@@ -190,17 +190,43 @@ def test_a_nudge_that_works_ends_in_success(tmp_path: Path, sse_server: SSEServe
     assert kinds == ["continuation_started", "error_recovered"]
 
 
-def test_an_announced_action_gets_one_nudge(tmp_path: Path, sse_server: SSEServer) -> None:
+def test_announcing_again_after_the_nudge_is_not_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
     _config(tmp_path, sse_server)
     sse_server.queue(
         ScriptedReply.sse_bytes(chat_sse("Let me look at the files first:"), 23),
         ScriptedReply.sse_bytes(chat_sse("I'll check them."), 23),
+        ScriptedReply.sse_bytes(chat_sse("never asked for"), 23),
     )
     code, events, stderr = _exec(tmp_path, "tidy up")
-    assert code == 0, stderr  # its second answer stands: one nudge, not a loop
-    assert len(sse_server.requests) == 2
+    assert code == 1, stderr  # nothing was done: never exit 0
+    assert len(sse_server.requests) == 2  # one nudge, not a loop
     (nudge,) = _items(events, "harness")
     assert (nudge["event"], nudge["error_category"]) == ("continuation_started", "no_action")
+    done = events[-1]
+    assert (done["subtype"], done["outcome_code"]) == (
+        "error_during_execution",
+        "unfinished_no_action",
+    )
+    assert done.get("result") is None
+    assert "Stopped: nothing was done" in stderr
+
+
+def test_a_plain_reply_after_the_nudge_stands(tmp_path: Path, sse_server: SSEServer) -> None:
+    _config(tmp_path, sse_server)
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse("I'll tidy up the folder:"), 23),
+        ScriptedReply.sse_bytes(chat_sse("The folder is empty, so there is nothing to tidy."), 23),
+    )
+    code, events, stderr = _exec(tmp_path, "tidy up")
+    assert code == 0, stderr
+    assert len(sse_server.requests) == 2
+    done = events[-1]
+    assert (done["outcome_code"], done["result"]) == (
+        "success",
+        "The folder is empty, so there is nothing to tidy.",
+    )
 
 
 def test_a_plain_answer_is_not_nudged(tmp_path: Path, sse_server: SSEServer) -> None:

@@ -27,6 +27,8 @@ class OutcomeKind(enum.Enum):
     EMPTY_RESPONSE = ("empty_response", Subtype.ERROR_DURING_EXECUTION)  # no text, no tool call
     # only a tool-call-shaped text that could not be run, even after one corrective nudge
     MALFORMED_TOOL_CALL = ("malformed_tool_call", Subtype.ERROR_DURING_EXECUTION)
+    # no tool ever ran, and after one nudge to act the reply still only announced work
+    UNFINISHED_NO_ACTION = ("unfinished_no_action", Subtype.ERROR_DURING_EXECUTION)
     # Interactive session ends
     COMPLETED = ("completed", Subtype.SUCCESS)
     EXIT = ("exit", Subtype.CANCELLED)
@@ -111,6 +113,8 @@ class Outcome:
                 "Stopped: the model's answer was a tool call written as text that could not "
                 f"be run ({self.detail or 'unreadable'})"
             )
+        if k is OutcomeKind.UNFINISHED_NO_ACTION:
+            return f"Stopped: nothing was done ({self.detail or 'no tool ran'})"
         return self.detail or "Task completed"
 
 
