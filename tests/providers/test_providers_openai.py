@@ -378,6 +378,21 @@ def test_connection_refused_is_transient() -> None:
             FailureKind.CONTEXT_LENGTH,
             "context length exceeded for openai (HTTP 400): This model's maximum context length",
         ),
+        (  # llama.cpp's llama-server (server-context.cpp), what small local models overflow
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "message": "request (9412 tokens) exceeds the available context size "
+                    "(8192 tokens), try increasing it",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 9412,
+                    "n_ctx": 8192,
+                }
+            },
+            FailureKind.CONTEXT_LENGTH,
+            "context length exceeded for openai (HTTP 400): request (9412 tokens) exceeds",
+        ),
         (
             404,
             {

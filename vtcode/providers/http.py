@@ -49,7 +49,8 @@ _MAX_LINE = 300
 _CONTEXT_PATTERNS = re.compile(
     r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens|"
     r"input is too long|exceeds? the (?:model'?s? )?(?:maximum|context)|reduce the length|"
-    r"request_too_large|input length .* exceed",
+    r"request_too_large|input length .* exceed|"
+    r"exceed_context_size|exceeds the available context",  # llama.cpp's llama-server
     re.IGNORECASE,
 )
 
