@@ -53,8 +53,8 @@ def test_invalid_file_exits_1_and_locates_each_problem_on_stderr(vt: RunVtcode) 
     assert rc == 1
     assert out.startswith(f"{_rel(BAD)}: invalid (12 lines, raw, 1 error(s)")
     assert err.splitlines() == [
-        f"{_rel(BAD)}:8: error [unknown-call-id] /item/call_id: tool_output names call_id "
-        "'item_7', but no tool_invocation item with that id came before"
+        f"{_rel(BAD)}:8: error [unknown-call-id] (lifecycle) /item/call_id: tool_output names "
+        "call_id 'item_7', but no tool_invocation item with that id came before"
     ]
 
 
@@ -157,7 +157,7 @@ def test_partial_accepts_a_live_session_and_a_torn_tail_as_a_warning(vt: RunVtco
     rc, _, err = vt(["validate", "--partial", _rel(live), _rel(torn)])
     assert rc == 0, err
     assert err.splitlines() == [
-        f"{_rel(torn)}:8: warning [torn-line]: torn final line: 61 bytes, no newline, "
+        f"{_rel(torn)}:8: warning [torn-line] (reading): torn final line: 61 bytes, no newline, "
         "not parsable (a write was cut off)"
     ]
     # --partial does not excuse a broken line in the middle

@@ -277,7 +277,7 @@ def hundred_mb_line(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_100_mb_line_is_skipped_with_memory_bounded_by_the_cap(hundred_mb_line: Path) -> None:
     code, rss_default, text = _child_max_rss_mb([str(hundred_mb_line)])
     assert code == 1
-    assert "huge.jsonl:2: error [line-too-long]" in text
+    assert "huge.jsonl:2: error [line-too-long] (reading)" in text
     code, rss_small, _ = _child_max_rss_mb(["--max-line-bytes", "1048576", str(hundred_mb_line)])
     assert code == 1
     # One buffer of at most the cap (64 MiB), not the whole 100 MB line, nor twice the cap.

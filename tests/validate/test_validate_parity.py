@@ -250,14 +250,15 @@ def test_cli_exit_codes_and_json_problem_codes(
         assert "Traceback" not in err
         lines = err.splitlines()
         assert lines[:3] == [
-            "parity.jsonl:2: error [duplicate-key] /type: key 'type' appears more than once in "
-            "one object; upstream's reader (serde_json) refuses a repeated field, and readers "
-            "differ on which value wins",
-            "parity.jsonl:3: error [float-for-integer] /item/exit_code: exit_code is written 1e0; "
-            "upstream's reader (serde_json) reads that as a float and refuses it for an integer "
-            "field",
-            "parity.jsonl:4: error [too-deep] /item/arguments" + "/0" * 125 + ": nested 128 "
-            "arrays/objects deep; upstream's reader (serde_json) stops at 127",
+            "parity.jsonl:2: error [duplicate-key] (shape) /type: key 'type' appears more than "
+            "once in one object; upstream's reader (serde_json) refuses a repeated field, and "
+            "readers differ on which value wins",
+            "parity.jsonl:3: error [float-for-integer] (shape) /item/exit_code: exit_code is "
+            "written 1e0; upstream's reader (serde_json) reads that as a float and refuses it for "
+            "an integer field",
+            "parity.jsonl:4: error [too-deep] (shape) /item/arguments"
+            + "/0" * 125
+            + ": nested 128 arrays/objects deep; upstream's reader (serde_json) stops at 127",
         ]
         severity = "error" if flags else "warning"
         assert lines[3].startswith(f"parity.jsonl:5: {severity} [out-of-range] ")

@@ -2,7 +2,7 @@
 
 Output contract: with `--json`, exactly one report document (schema `validate-report`) on stdout
 and nothing else there. Without it, one summary line per file on stdout (`PATH: valid ...`) and
-every problem on stderr as `PATH:LINE[:COL]: SEVERITY [CODE] POINTER: MESSAGE`.
+every problem on stderr as `PATH:LINE[:COL]: SEVERITY [CODE] (RULE) POINTER: MESSAGE`.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _render_human(report: Any, color: bool) -> None:
             ptr = f" {p.pointer}" if p.pointer else ""
             style = "red" if p.severity is Severity.ERROR else "yellow"
             console.print(
-                f"{where}: {p.severity.value} [{p.code.value}]{inert_line(ptr)}: "
+                f"{where}: {p.severity.value} [{p.code.value}] ({p.rule.value}){inert_line(ptr)}: "
                 f"{inert_line(p.message)}",
                 style=style,
                 markup=False,
@@ -141,6 +141,15 @@ def _render_human(report: Any, color: bool) -> None:
     help="Also fail on what upstream readers merely tolerate: unknown event types, unknown "
     "catch-all enum strings, extra fields, absent defaulted fields, other schema versions.",
 )
+@click.option(
+    "--profile",
+    type=click.Choice(["vtcode", "upstream"]),
+    default="vtcode",
+    show_default=True,
+    help="vtcode: every rule group (shape, envelope, lifecycle, strict). upstream: exactly what "
+    "upstream's reader (vtcode-exec-events' serde types) accepts, line by line, and nothing "
+    "else (docs/validate.md).",
+)
 @click.option("--no-lifecycle", is_flag=True, help="Check each line alone, not the sequence.")
 @click.option(
     "--partial",
@@ -179,6 +188,7 @@ def validate(
     as_json: bool,
     output_format: str | None,
     strict: bool,
+    profile: str,
     no_lifecycle: bool,
     partial: bool,
     max_problems: int | None,
@@ -188,8 +198,8 @@ def validate(
     """Validate ThreadEvent JSONL logs against the published schemas and lifecycle rules.
 
     FILE may be `-` for standard input. Output: one summary line per file on stdout, and each
-    problem on stderr as PATH:LINE[:COL]: SEVERITY [CODE] POINTER: MESSAGE. With --json, stdout
-    carries one report document instead (schema: `vtcode schema show validate-report`).
+    problem on stderr as PATH:LINE[:COL]: SEVERITY [CODE] (RULE) POINTER: MESSAGE. With --json,
+    stdout carries one report document instead (schema: `vtcode schema show validate-report`).
 
     Exit codes: 0 every file valid, 1 a file is invalid, 2 an input is unreadable or the
     arguments are wrong. Warnings (what upstream readers tolerate) never change the exit code
@@ -199,6 +209,7 @@ def validate(
         DEFAULT_MAX_LINE_BYTES,
         DEFAULT_MAX_PROBLEMS,
         FormatOption,
+        Profile,
         ValidateOptions,
         validate_files,
     )
@@ -210,6 +221,7 @@ def validate(
     options = ValidateOptions(
         format=FormatOption(fmt),
         strict=strict,
+        profile=Profile(profile),
         lifecycle=not no_lifecycle,
         partial=partial,
         max_problems=max_problems or DEFAULT_MAX_PROBLEMS,

@@ -21,6 +21,7 @@ from vtcode.validate.report import (
     FileStatus,
     FormatOption,
     ProblemCode,
+    Profile,
     Severity,
     Totals,
     ValidateOptions,
@@ -65,7 +66,8 @@ def finish_report(name: str, state: ScanState) -> FileReport:
     opts = state.opts
     problems = state.problems
     if state.events == 0:
-        sev = Severity.ERROR if opts.lifecycle and not opts.partial else Severity.WARNING
+        lifecycle = opts.lifecycle and opts.profile is not Profile.UPSTREAM
+        sev = Severity.ERROR if lifecycle and not opts.partial else Severity.WARNING
         what = "empty file" if state.lines == 0 else f"no events in {state.lines} line(s)"
         problems.add(
             0, "", ProblemCode.EMPTY_LOG, sev, f"{what} (a log starts with thread.started)"

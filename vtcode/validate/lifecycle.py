@@ -33,7 +33,12 @@ _OPEN_ITEMS_LISTED = 5
 
 def _q(text: object) -> str:
     """Quote a value from the log for a message: escaped (no terminal control codes), clipped."""
-    r = repr(text)
+    if isinstance(text, str):
+        r = repr(text)
+    else:  # JSON's words (`null`, `true`), never Python's (`None`, `True`)
+        from vtcode.validate.schemacheck import json_text
+
+        r = json_text(text)
     return r if len(r) <= 80 else r[:79] + "…"
 
 

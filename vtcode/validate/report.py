@@ -24,6 +24,8 @@ __all__ = [
     "LineShape",
     "Problem",
     "ProblemCode",
+    "Profile",
+    "RuleGroup",
     "Severity",
     "Totals",
     "ValidateOptions",
@@ -41,6 +43,30 @@ class FormatOption(StrEnum):
     AUTO = "auto"
     RAW = "raw"
     WRAPPED = "wrapped"
+
+
+class Profile(StrEnum):
+    """Which rules decide: vtcode's (shape, envelope, lifecycle, stricter checks) or upstream's
+    reader alone (each line as `vtcode-exec-events`' serde types read it, nothing else)."""
+
+    VTCODE = "vtcode"
+    UPSTREAM = "upstream"
+
+
+class RuleGroup(StrEnum):
+    """The rule group a problem belongs to (docs/validate.md lists what each checks).
+
+    `shape`: upstream's reader (serde_json and the Rust types) refuses the line. `strict`: the
+    line reads upstream but breaks a vtcode rule for its own writer (a repeated key anywhere,
+    null for an optional field, an unknown field...). `envelope`: vtcode's `seq`/`ts`/version.
+    `lifecycle`: the order of events over the log. `reading`: the file itself (empty, too long).
+    """
+
+    SHAPE = "shape"
+    STRICT = "strict"
+    ENVELOPE = "envelope"
+    LIFECYCLE = "lifecycle"
+    READING = "reading"
 
 
 class Severity(StrEnum):
@@ -76,6 +102,7 @@ class ProblemCode(StrEnum):
     # reader parity: JSON that upstream's serde_json refuses although it parses
     DUPLICATE_KEY = "duplicate-key"
     FLOAT_FOR_INTEGER = "float-for-integer"
+    UPSTREAM_REJECTS = "upstream-rejects"
     # schema
     SHAPE_MISMATCH = "shape-mismatch"
     WRONG_TYPE = "wrong-type"
@@ -115,6 +142,9 @@ class ValidateOptions:
     """What to check; the same object is echoed in the report so a result is self-describing."""
 
     format: FormatOption = FormatOption.AUTO
+    profile: Annotated[
+        Profile, Doc("vtcode: every rule group; upstream: upstream's reader verdict per line only")
+    ] = Profile.VTCODE
     strict: Annotated[
         bool, Doc("also flag what only upstream readers tolerate (unknown types/enums, extras)")
     ] = False
@@ -142,6 +172,9 @@ class Problem:
     message: str
     value: Annotated[Any | None, Doc("the real offending value (type tag, enum string, key)")] = (
         None
+    )
+    rule: Annotated[RuleGroup, Doc("the rule group that found it (docs/validate.md)")] = (
+        RuleGroup.SHAPE
     )
 
 

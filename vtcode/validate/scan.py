@@ -12,6 +12,7 @@ known yet, and the first seq seen is recorded in `first_seq` instead of being ch
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,14 @@ from msgspec import UNSET
 from vtcode.lineshape import LineShape
 from vtcode.validate.lifecycle import Lifecycle
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
-from vtcode.validate.report import Problem, ProblemCode, Severity, ValidateOptions
+from vtcode.validate.report import (
+    Problem,
+    ProblemCode,
+    Profile,
+    RuleGroup,
+    Severity,
+    ValidateOptions,
+)
 from vtcode.validate.screen import EVENT_TYPES, screen_for
 from vtcode.validate.syntax import explain_syntax
 
@@ -33,6 +41,59 @@ Progress = Callable[[int], None]
 _PROGRESS_MASK = (1 << 14) - 1
 _MAX_MESSAGE = 400  # a hostile log must not blow up the report (or the terminal)
 _MAX_VALUE = 160
+
+
+_READING = frozenset(
+    {
+        ProblemCode.UNREADABLE,
+        ProblemCode.EMPTY_LOG,
+        ProblemCode.LINE_TOO_LONG,
+        ProblemCode.TORN_LINE,
+        ProblemCode.MISSING_NEWLINE,
+    }
+)
+_ENVELOPE = frozenset({ProblemCode.SCHEMA_VERSION, ProblemCode.SEQ_GAP})
+_TOLERATED = frozenset(  # what upstream's reader reads without a word: vtcode's stricter rules
+    {
+        ProblemCode.EXTRA_FIELD,
+        ProblemCode.UNKNOWN_EVENT_TYPE,
+        ProblemCode.UNKNOWN_ENUM_VALUE,
+    }
+)
+_LIFECYCLE = frozenset(
+    c for c in ProblemCode if c.value.startswith(("not-started", "duplicate-thread", "after-"))
+) | frozenset(
+    {
+        ProblemCode.MISSING_THREAD_COMPLETED,
+        ProblemCode.THREAD_ID_MISMATCH,
+        ProblemCode.NESTED_TURN,
+        ProblemCode.TURN_NOT_STARTED,
+        ProblemCode.UNCLOSED_TURN,
+        ProblemCode.ITEM_NOT_STARTED,
+        ProblemCode.DUPLICATE_ITEM_STARTED,
+        ProblemCode.ITEM_AFTER_COMPLETED,
+        ProblemCode.ITEM_TYPE_CHANGED,
+        ProblemCode.ITEM_NOT_COMPLETED,
+        ProblemCode.UNKNOWN_CALL_ID,
+    }
+)
+
+
+def rule_of(code: ProblemCode, ptr: str) -> RuleGroup:
+    """The rule group of a finding, by its code (and for the envelope's fields, its pointer).
+
+    A `shape` finding on a line upstream's reader accepts is relabelled `strict` by `_exact`."""
+    if code in _LIFECYCLE:
+        return RuleGroup.LIFECYCLE
+    if code in _READING:
+        return RuleGroup.READING
+    if code in _ENVELOPE or (
+        code is not ProblemCode.EXTRA_FIELD and ptr.startswith(("/seq", "/ts"))
+    ):
+        return RuleGroup.ENVELOPE
+    if code in _TOLERATED:
+        return RuleGroup.STRICT
+    return RuleGroup.SHAPE
 
 
 class Problems:
@@ -54,6 +115,7 @@ class Problems:
         message: str,
         value: Any = None,
         column: int | None = None,
+        rule: RuleGroup | None = None,
     ) -> None:
         if severity is Severity.ERROR:
             self.errors += 1
@@ -73,6 +135,7 @@ class Problems:
                     severity=severity,
                     message=message,
                     value=value,
+                    rule=rule if rule is not None else rule_of(code, ptr),
                 )
             )
         else:
@@ -93,7 +156,7 @@ def seq_gap(add: Callable[..., None], line: int, seq: int, last_seq: int) -> Non
 def new_lifecycle(
     opts: ValidateOptions, problems: Problems, shape: LineShape, cls: type[Lifecycle] = Lifecycle
 ) -> Lifecycle | None:
-    if not opts.lifecycle:
+    if not opts.lifecycle or opts.profile is Profile.UPSTREAM:
         return None
     pointer = "/event" if shape is LineShape.WRAPPED else ""
     return cls(problems.add, partial=opts.partial, event_pointer=pointer)
@@ -141,6 +204,7 @@ def _exact(state: ScanState, data: bytes, obj: dict[str, Any], ev: Any, line: in
     from vtcode.validate.schemacheck import checker_for
 
     assert state.shape is not None
+    first = len(state.problems.items)
     if type(ev) is not dict:
         ev = None
     tag = ev.get("type") if ev is not None else None
@@ -157,6 +221,7 @@ def _exact(state: ScanState, data: bytes, obj: dict[str, Any], ev: Any, line: in
         # serde_json's rules hold in every mode: a reader refuses the line
         for f in parity.findings(data, obj):
             state.problems.add(line, f.pointer, f.code, Severity.ERROR, f.message, f.value)
+    _label_strict(state, data, first)
     if etype is not None:
         if etype in state.counts:
             state.counts[etype] += 1
@@ -166,11 +231,31 @@ def _exact(state: ScanState, data: bytes, obj: dict[str, Any], ev: Any, line: in
             state.life.feed_event(line, etype, ev)
 
 
+def _label_strict(state: ScanState, data: bytes, first: int) -> None:
+    """Findings on a line upstream's reader accepts are vtcode's stricter rules, not its shape."""
+    from vtcode.validate.upstream import upstream_for
+
+    items = state.problems.items
+    if len(items) == first or not any(p.rule is RuleGroup.SHAPE for p in items[first:]):
+        return
+    assert state.shape is not None
+    if not upstream_for(state.shape).accepts(data):
+        return
+    for i in range(first, len(items)):
+        if items[i].rule is RuleGroup.SHAPE:
+            items[i] = dataclasses.replace(items[i], rule=RuleGroup.STRICT)
+
+
 def scan(state: ScanState, reader: LineReader, progress: Progress | None = None) -> None:
     """Validate every line `reader` yields, updating `state` (also when a read fails)."""
     from vtcode.validate.schemacheck import detect_shape, json_type  # no heavy import
 
     opts = state.opts
+    if opts.profile is Profile.UPSTREAM:
+        from vtcode.validate.upstream_scan import scan_upstream
+
+        scan_upstream(state, reader, progress)
+        return
     problems = state.problems
     add = problems.add
     soft = Severity.ERROR if opts.strict else Severity.WARNING  # what readers tolerate

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from vtcode import EVENT_SCHEMA_VERSION
 from vtcode import schemas as _schemas
 from vtcode.lineshape import LineShape
@@ -28,6 +30,7 @@ __all__ = [
     "SchemaChecker",
     "checker_for",
     "detect_shape",
+    "json_text",
     "json_type",
     "pointer",
     "version_finding",
@@ -67,6 +70,15 @@ def _scalar(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float):
         return value
     return None
+
+
+def json_text(value: Any) -> str:
+    """A value from the log as JSON text for a message (`null`, not Python's `None`), clipped."""
+    try:
+        text = orjson.dumps(shallow(value)).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = str(value)
+    return _clip(text, 80)
 
 
 def json_type(value: Any) -> str:
@@ -377,7 +389,9 @@ class SchemaChecker:
             return Finding(
                 ProblemCode.BAD_VALUE,
                 ptr,
-                _clip(f"{field} {inst!r} is not one of {', '.join(map(str, allowed))}", 240),
+                _clip(
+                    f"{field} {json_text(inst)} is not one of {', '.join(map(str, allowed))}", 240
+                ),
                 _scalar(inst),
             )
         if kw in ("additionalProperties", "unevaluatedProperties"):
