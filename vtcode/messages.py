@@ -82,6 +82,19 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OutputSchema:
+    """The JSON Schema (2020-12) a run's final answer must satisfy (`exec --output-schema`).
+
+    Providers with native structured output send it (OpenAI chat `response_format`, Responses
+    `text.format`, Anthropic a tool the model must use); the loop validates the answer anyway,
+    since a provider's enforcement is partial (non-strict schemas, local servers that ignore it).
+    """
+
+    name: str  # `^[A-Za-z0-9_-]{1,64}$`: the name every provider accepts for it
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRequest:
     """Everything a provider needs for one model response."""
 
@@ -91,6 +104,7 @@ class ModelRequest:
     reasoning_effort: str | None = None
     max_output_tokens: int | None = None
     purpose: Literal["turn", "summary"] = "turn"
+    output_schema: OutputSchema | None = None  # the final answer's shape, when one is asked for
 
 
 # Stream events: what a provider yields while a response streams in.

@@ -19,6 +19,10 @@ sequences and control characters removed) and one newline, only when the run suc
 progress goes to stderr; --json carries the exact text. `-o FILE` holds the model's last message
 (the answer on success); when the model said nothing the file is written empty and a warning
 goes to stderr (as `codex exec -o`).
+Structured output: with `--output-schema FILE` (or agent.output_schema) the final answer must be
+JSON matching the schema; a wrong answer gets the validation errors and another turn, up to
+agent.output_schema_retries (2), then the run ends error_during_execution /
+output_schema_invalid, exit 1. An invalid schema file is exit 2 before anything runs.
 Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
 `--fork` starts a new session seeded with a minimal resume artifact of the old one. Resuming a
 replay session without --script or --provider plays the script its last run played again,
@@ -72,6 +76,16 @@ def _read_prompt(words: list[str]) -> str | None:
 )
 @click.option("-q", "--quiet", is_flag=True, help="No human progress on stderr.")
 @overrides_option
+@click.option(
+    "--output-schema",
+    "output_schema_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=(
+        "JSON Schema (2020-12) the final answer must match; its JSON is the result and -o"
+        ' (e.g. `vtcode exec --output-schema answer.schema.json "list the TODOs"`).'
+    ),
+)
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
 @sandbox_option
@@ -92,6 +106,7 @@ def exec_cmd(
     record: Path | None,
     quiet: bool,
     overrides: tuple[str, ...],
+    output_schema_file: Path | None,
     use_last: bool,
     fork: bool,
     sandbox_mode: str | None,
@@ -131,7 +146,14 @@ def exec_cmd(
             "no prompt: pass PROMPT, or pipe it on stdin",
             hint='vtcode exec "list the files"   or   echo "..." | vtcode exec -',
         )
+    from vtcode.loop.structured import load_output_schema
     from vtcode.outpath import check_output, write_output
+
+    output_schema = (
+        None
+        if output_schema_file is None
+        else load_output_schema(output_schema_file, option="--output-schema")
+    )
 
     # Output paths are checked before anything runs: a refused target is exit 2, no session.
     lm_target = (
@@ -172,6 +194,7 @@ def exec_cmd(
             record=record,
             hooks_factory=default_hooks_factory,
             notify=lambda msg: click.echo(msg, err=True),  # even with -q: data is going away
+            output_schema=output_schema,
         )
     )
     if result.error:

@@ -160,6 +160,16 @@ class AgentConfig:
         float, Doc("longest silence (keep-alive comments do not count) in a provider stream")
     ] = 120.0
     idle_turn_limit: U32 = 3
+    output_schema: Annotated[
+        str | None,
+        Doc(
+            "JSON Schema (2020-12) file the final answer must match (like exec --output-schema);"
+            " relative to the workspace"
+        ),
+    ] = None
+    output_schema_retries: Annotated[
+        U32, Doc("more turns given to a final answer that does not match the output schema")
+    ] = 2
     harness: HarnessConfig = field(default_factory=HarnessConfig)
     open_responses: OpenResponsesConfig = field(default_factory=OpenResponsesConfig)
     subagents: Annotated[

@@ -223,6 +223,9 @@ POLICY: dict[str, Rule] = {
     "agent.request_timeout_secs": CAP0,
     "agent.stream_idle_timeout_secs": CAP0,
     "agent.idle_turn_limit": CAP0,
+    # a file whose content is sent to the provider: a workspace could name a secret JSON file
+    "agent.output_schema": EGRESS,
+    "agent.output_schema_retries": CAP,
     "agent.harness.max_tool_calls_per_turn": CAP0,
     "agent.harness.max_tool_wall_clock_secs": CAP0,
     "agent.harness.max_tool_retries": CAP,

@@ -26,6 +26,8 @@ class Limits:
     retry_backoff_secs: float = 2.0
     # one nudge when a headless run ends before any tool ran (continuation_policy != off)
     nudge_unfinished: bool = True
+    # turns given to an answer that fails the output schema (`agent.output_schema_retries`)
+    output_schema_retries: int = 2
 
     @classmethod
     def from_config(
@@ -48,6 +50,7 @@ class Limits:
             max_task_retries=config.agent.max_task_retries,
             retry_backoff_secs=config.agent.task_retry_backoff_secs,
             nudge_unfinished=h.continuation_policy is not ContinuationPolicy.OFF,
+            output_schema_retries=config.agent.output_schema_retries,
         )
 
 

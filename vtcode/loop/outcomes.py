@@ -29,6 +29,8 @@ class OutcomeKind(enum.Enum):
     MALFORMED_TOOL_CALL = ("malformed_tool_call", Subtype.ERROR_DURING_EXECUTION)
     # no tool ever ran, and after one nudge to act the reply still only announced work
     UNFINISHED_NO_ACTION = ("unfinished_no_action", Subtype.ERROR_DURING_EXECUTION)
+    # the final answer never matched `--output-schema`, even after the retries it was given
+    OUTPUT_SCHEMA_INVALID = ("output_schema_invalid", Subtype.ERROR_DURING_EXECUTION)
     # Interactive session ends
     COMPLETED = ("completed", Subtype.SUCCESS)
     EXIT = ("exit", Subtype.CANCELLED)
@@ -115,6 +117,11 @@ class Outcome:
             )
         if k is OutcomeKind.UNFINISHED_NO_ACTION:
             return f"Stopped: nothing was done ({self.detail or 'no tool ran'})"
+        if k is OutcomeKind.OUTPUT_SCHEMA_INVALID:
+            return (
+                "Stopped: the final answer does not match the output schema after "
+                f"{_n(self.limit)} retries ({self.detail})"
+            )
         return self.detail or "Task completed"
 
 

@@ -44,13 +44,15 @@ from vtcode.loop.outcomes import (
 )
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingPlan, StreamingToolCall
-from vtcode.loop.text_turn import end_or_nudge, recover_calls
+from vtcode.loop.structured import ends_or_retries
+from vtcode.loop.text_turn import recover_calls
 from vtcode.loop.tool_round import step_tools
 from vtcode.loop.turn_end import charge_estimate, end_on_reply, provider_failed
 from vtcode.loop.user_turns import ChatTurns
 from vtcode.messages import (
     Message,
     ModelRequest,
+    OutputSchema,
     ReasoningDelta,
     ResponseCompleted,
     TextDelta,
@@ -101,6 +103,7 @@ class Runner:
         emit_thread_started: bool = True,
         workspace: Path | None = None,
         user_turns: UserTurns | None = None,
+        output_schema: OutputSchema | None = None,
     ) -> None:
         self.session_id = session_id
         self.thread_id = thread_id or session_id
@@ -135,6 +138,8 @@ class Runner:
         self._recovering = False  # the next compaction is the recovery one
         self.retries_used = 0
         self.nudged: set[str] = set()  # the kinds of corrective nudge given (text_turn)
+        self.output_schema = output_schema  # the final answer's shape (loop/structured.py)
+        self.schema_retries_used = 0
         self.last_turn_had_tool_output = False
         self.result: RunResult | None = None
         # interactive runs
@@ -224,6 +229,7 @@ class Runner:
             messages=messages,
             tools=tuple(self.tools.catalog()),
             reasoning_effort=self.reasoning_effort,
+            output_schema=self.output_schema,
         )
 
     def _plan_stream(self) -> StreamingPlan | None:
@@ -377,7 +383,7 @@ class Runner:
                 ending=limit,
             )
             return
-        if end_or_nudge(self, content):  # a tool call as text, or no action at all
+        if ends_or_retries(self, content):  # not the answer asked for: nudged, or the end
             return
         self.machine.responded(
             facts=self.facts(user_turn_over=self.chat is not None),

@@ -34,6 +34,7 @@ from vtcode.providers.http_provider import DEFAULT_MAX_OUTPUT_TOKENS, HTTPProvid
 from vtcode.providers.sse import SSEEvent
 
 __all__ = [
+    "ANSWER_TOOL",
     "ANTHROPIC_VERSION",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_TOKENS",
@@ -45,6 +46,8 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = DEFAULT_MAX_OUTPUT_TOKENS  # the shared default cap (http_provider.py)
+# The tool whose input is a structured-output run's final answer (Claude Code's way too).
+ANSWER_TOOL = "structured_output"
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 24576}
 STOP_REASONS = {
     "end_turn": "end_turn",
@@ -166,6 +169,12 @@ class AnthropicProvider(HTTPProvider):
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in request.tools
             ]
+        answer_tool = _answer_tool(request)
+        if answer_tool is not None:
+            body.setdefault("tools", []).append(answer_tool)
+            # `any`: every reply is a tool call, so the final answer must come through the
+            # answer tool; the API refuses a forced choice with extended thinking on.
+            body["tool_choice"] = {"type": "auto" if budget is not None else "any"}
         if budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         return body
@@ -176,6 +185,8 @@ class AnthropicProvider(HTTPProvider):
         # MAX_COLLECTED_CALLS; later ones are numbered and announced, never stored)
         numbered = skipped = 0
         tool_has_json: set[int] = set()
+        answers: set[int] = set()  # blocks of the structured-output answer tool (text to us)
+        answer_json: set[int] = set()
         stop: str | None = None
         signature: str | None = None
         # thinking/redacted_thinking blocks by content index, kept in stream order
@@ -199,7 +210,13 @@ class AnthropicProvider(HTTPProvider):
                 if not isinstance(index, int) or not isinstance(block, dict):
                     raise self._protocol("content_block_start without index or content_block")
                 btype = block.get("type")
-                if btype == "tool_use":
+                if btype == "tool_use" and block.get("name") == ANSWER_TOOL:
+                    # The final answer of a structured-output run: its input is the answer.
+                    answers.add(index)
+                    if block.get("input"):
+                        answer_json.add(index)
+                        yield TextDelta(orjson.dumps(block["input"]).decode())
+                elif btype == "tool_use":
                     ordinal, numbered = numbered, numbered + 1
                     yield ToolCallDelta(
                         ordinal, id=block.get("id") or None, name=block.get("name") or None
@@ -244,6 +261,11 @@ class AnthropicProvider(HTTPProvider):
                     signature = delta["signature"]
                     if isinstance(index, int) and index in kept:
                         kept[index] = dataclasses.replace(kept[index], signature=signature)
+                elif dtype == "input_json_delta" and index in answers:
+                    part = delta.get("partial_json")
+                    if isinstance(part, str) and part:
+                        answer_json.add(index)
+                        yield TextDelta(part)
                 elif dtype == "input_json_delta":
                     if skipped and isinstance(index, int) and index not in tools:
                         continue  # a call past the cap: its arguments are dropped
@@ -255,6 +277,9 @@ class AnthropicProvider(HTTPProvider):
                         yield ToolCallDelta(tools[index], arguments=part)
             elif kind == "content_block_stop":
                 index = data.get("index")
+                if index in answers and index not in answer_json:
+                    answer_json.add(index)
+                    yield TextDelta("{}")
                 if isinstance(index, int) and index in tools and index not in tool_has_json:
                     tool_has_json.add(index)
                     yield ToolCallDelta(tools[index], arguments="{}")
@@ -273,6 +298,8 @@ class AnthropicProvider(HTTPProvider):
                 kind=FailureKind.TRANSIENT,
                 provider=self.name,
             )
+        if stop == "tool_use" and answers and not numbered:
+            stop = "end_turn"  # the answer tool was the only call: the reply is the answer
         mapped = STOP_REASONS.get(stop or "end_turn", stop or "end_turn")
         yield ResponseCompleted(
             mapped,
@@ -285,6 +312,22 @@ class AnthropicProvider(HTTPProvider):
         return ProviderError(
             f"malformed stream from {self.name}: {what}", kind=FailureKind.FATAL, provider=self.name
         )
+
+
+def _answer_tool(request: ModelRequest) -> dict[str, Any] | None:
+    """Anthropic's structured output: a tool whose input is the final answer (its schema must
+    be an object schema; any other shape is left to the loop's validation alone)."""
+    schema = request.output_schema
+    if schema is None or request.purpose != "turn" or schema.schema.get("type") != "object":
+        return None
+    return {
+        "name": ANSWER_TOOL,
+        "description": (
+            "Give your final answer: call this once, when the task is done, with the answer as"
+            " its input. Use the other tools for the work before that."
+        ),
+        "input_schema": schema.schema,
+    }
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -125,6 +125,17 @@ class OpenAIProvider(HTTPProvider):
                 }
                 for t in request.tools
             ]
+        if request.output_schema is not None and request.purpose == "turn":
+            # Not `strict`: strict mode refuses many valid schemas (optional properties,
+            # open objects); the loop validates the answer whatever the server did.
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.output_schema.name,
+                    "schema": request.output_schema.schema,
+                    "strict": False,
+                },
+            }
         if request.reasoning_effort:
             body["reasoning_effort"] = request.reasoning_effort
         cap = request.max_output_tokens or self.max_output_tokens

@@ -157,6 +157,16 @@ class OpenAIResponsesProvider(HTTPProvider):
                 }
                 for t in request.tools
             ]
+        if request.output_schema is not None and request.purpose == "turn":
+            # Not `strict`, as in the chat provider: the loop validates the answer anyway.
+            body["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": request.output_schema.name,
+                    "schema": request.output_schema.schema,
+                    "strict": False,
+                }
+            }
         if request.reasoning_effort:
             body["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
             cap += THINKING_BUDGETS.get(request.reasoning_effort, 0)

@@ -40,8 +40,9 @@ from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import exec_system_prompt, system_prompt
 from vtcode.loop.runner import Runner, RunResult
+from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
-from vtcode.messages import Message
+from vtcode.messages import Message, OutputSchema
 from vtcode.orient.loop_state import loop_step_sessions
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
@@ -121,6 +122,8 @@ class ExecRequest:
     install_signals: bool = True
     interaction: Interaction | None = None  # interactive session (`vtcode chat`)
     system_prompt: str | None = None  # instructions (default: the exec prompt)
+    # the final answer's JSON Schema (`--output-schema`; None: `agent.output_schema`, if set)
+    output_schema: OutputSchema | None = None
     # What the user must hear even with -q (each session retention removes, once, on stderr).
     notify: Callable[[str], None] | None = None
 
@@ -240,6 +243,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
 
     sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
+    output_schema = req.output_schema or _configured_schema(cfg, req.workspace)  # bad: exit 2
 
     _retain(req, cfg, session_id)
 
@@ -346,8 +350,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             limits=limits,
             emit=gate.emit,
             system_prompt=lambda orientation: system_prompt(
-                req.system_prompt
-                or exec_system_prompt(req.workspace, [t.name for t in catalog()]),
+                req.system_prompt or exec_system_prompt(req.workspace, [t.name for t in catalog()]),
                 orientation,
             ),
             history=history,
@@ -359,6 +362,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             on_message=transcript.append,
             workspace=req.workspace,
             user_turns=interaction,
+            output_schema=output_schema,
         )
         if interaction is not None:
             interaction.attach(
@@ -442,6 +446,14 @@ def _sandbox_state(cfg: VtcodeConfig) -> SandboxState:
             hint="run where Landlock and namespaces work, or set sandbox.require = false",
         )
     return state
+
+
+def _configured_schema(cfg: VtcodeConfig, workspace: Path) -> OutputSchema | None:
+    """`agent.output_schema`, loaded and checked (relative paths from the workspace)."""
+    path = cfg.agent.output_schema
+    if not path:
+        return None
+    return load_output_schema(workspace / Path(path).expanduser(), option="agent.output_schema")
 
 
 def _effort(cfg: VtcodeConfig) -> str | None:
