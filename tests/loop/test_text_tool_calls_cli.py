@@ -21,7 +21,9 @@ from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.sdk_judge import judge_openai
 
 
-def chat_sse(text: str, *, prompt_tokens: int = 300, completion_tokens: int = 20) -> bytes:
+def chat_sse(
+    text: str, *, prompt_tokens: int = 300, completion_tokens: int = 20, finish: str = "stop"
+) -> bytes:
     """A llama.cpp-shaped Chat Completions stream whose whole answer is `text`."""
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -36,7 +38,7 @@ def chat_sse(text: str, *, prompt_tokens: int = 300, completion_tokens: int = 20
 
     parts = [chunk({"role": "assistant", "content": None})]
     parts += [chunk({"content": text[i : i + 7]}) for i in range(0, len(text), 7)]
-    parts.append(chunk({}, "stop"))
+    parts.append(chunk({}, finish))
     usage = {
         "id": "chatcmpl-local",
         "object": "chat.completion.chunk",
@@ -256,3 +258,40 @@ def test_a_repeated_successful_write_says_so_and_how_to_finish(
     assert "one-line summary" in second
     sent = sse_server.requests[2].json()["messages"][-1]
     assert sent["role"] == "tool" and sent["content"] == second  # the log shows what it saw
+
+
+def test_a_reply_cut_off_by_the_cap_runs_its_first_whole_call(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b's runaway reply after a write: a list of calls until the output cap. The first
+    whole call runs (the rest were written without a result); it is not a max_output_tokens end."""
+    _config(tmp_path, sse_server)
+    runaway = (
+        '{"name": "write_file", "arguments": {"path": "a.txt", "content": "a"}}\n'
+        '{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}\n'
+        '{"name": "exec_command", "arguments": {"command": "echo hi; echo hi; ec'
+    )
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse(runaway, finish="length"), 23),
+        ScriptedReply.sse_bytes(chat_sse("Wrote a.txt."), 23),
+    )
+    code, events, stderr = _exec(tmp_path, "write a.txt")
+    assert code == 0, stderr
+    assert (tmp_path / "a.txt").read_text() == "a"
+    assert not (tmp_path / "b.txt").exists()
+    (recovered,) = _items(events, "harness")
+    assert "the 1 call after the first did not run" in recovered["message"]
+    assert [i["tool_name"] for i in _items(events, "tool_invocation")] == ["write_file"]
+    assert events[-1]["outcome_code"] == "success"
+
+
+def test_a_cut_off_reply_with_no_whole_call_still_ends_max_output_tokens(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server)
+    cut = '{"name": "write_file", "arguments": {"path": "a.txt", "content": "aaaa'
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(cut, finish="length"), 23))
+    code, events, stderr = _exec(tmp_path, "write a.txt")
+    assert code == 1, stderr
+    assert events[-1]["outcome_code"] == "max_output_tokens"
+    assert not (tmp_path / "a.txt").exists()

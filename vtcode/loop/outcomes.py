@@ -143,10 +143,13 @@ def decide_outcome(ending: Outcome | None, *, cancelled: bool) -> Outcome:
     return ending
 
 
-def unusable_reply(stop_reason: str, content: str, has_calls: bool) -> Outcome | None:
+def unusable_reply(
+    stop_reason: str, content: str, has_calls: bool, *, calls_from_text: bool = False
+) -> Outcome | None:
     """A reply that cannot be the answer: cut off by the output cap (its text, or a tool
-    call's arguments, may be half written), or empty (no text and no tool call)."""
-    if stop_reason == "max_tokens":
+    call's arguments, may be half written), or empty (no text and no tool call). A whole tool
+    call read from the text before the cut is usable: only its tail was cut."""
+    if stop_reason == "max_tokens" and not (calls_from_text and has_calls):
         return Outcome(OutcomeKind.MAX_OUTPUT_TOKENS)
     if not content.strip() and not has_calls:
         return Outcome(OutcomeKind.EMPTY_RESPONSE)

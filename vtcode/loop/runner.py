@@ -44,10 +44,9 @@ from vtcode.loop.outcomes import (
 )
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
 from vtcode.loop.recorder import Recorder, StreamingPlan, StreamingToolCall
-from vtcode.loop.structured import ends_or_retries
 from vtcode.loop.text_turn import recover_calls
 from vtcode.loop.tool_round import step_tools
-from vtcode.loop.turn_end import charge_estimate, end_on_reply, provider_failed
+from vtcode.loop.turn_end import answered, charge_estimate, end_on_reply, provider_failed
 from vtcode.loop.user_turns import ChatTurns
 from vtcode.messages import (
     Message,
@@ -341,8 +340,9 @@ class Runner:
         content = final_text + text.text
         pairs = [(calls[i], tc) for i, tc in zip(sorted(calls), tool_calls, strict=True)]
         said = content
-        if not tool_calls and completed.stop_reason != "max_tokens":
-            said, pairs = recover_calls(self, content)  # calls written into the text
+        if from_text := not tool_calls:  # calls written into the text (whole ones only)
+            cut_off = completed.stop_reason == "max_tokens"
+            said, pairs = recover_calls(self, content, cut_off=cut_off)
             tool_calls = [tc for _, tc in pairs]
         self.append(
             Message(
@@ -356,7 +356,9 @@ class Runner:
         if content.strip():
             self.final_text = content
         self.pending_calls = pairs
-        unusable = unusable_reply(completed.stop_reason, content, bool(tool_calls))
+        unusable = unusable_reply(
+            completed.stop_reason, content, bool(tool_calls), calls_from_text=from_text
+        )
         if unusable is not None:
             end_on_reply(self, unusable)
             return
@@ -364,31 +366,7 @@ class Runner:
             self.watch.tool_loops += 1
             self.machine.responded(facts=self.facts(has_tool_calls=True))
             return
-        self.watch.tool_loops = 0
-        self.hooks.on_turn_end(made_progress=bool(content.strip()))
-        follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
-        if follow_ups:
-            if self.chat is not None:
-                self.chat.end()
-            else:
-                rec.turn_completed(self.turn_usage)
-            for m in follow_ups:
-                self.deliver_follow_up(m)
-            limit = self.limit_outcome()
-            self.machine.followed_up(
-                facts=self.facts(
-                    limit_reached=limit is not None,
-                    compaction_due=self.hooks.compaction_due(in_tool_loop=False),
-                ),
-                ending=limit,
-            )
-            return
-        if ends_or_retries(self, content):  # not the answer asked for: nudged, or the end
-            return
-        self.machine.responded(
-            facts=self.facts(user_turn_over=self.chat is not None),
-            ending=Outcome(OutcomeKind.SUCCESS),
-        )
+        answered(self, content)
 
     def notices(self) -> None:
         for text in self.tools.take_notices():

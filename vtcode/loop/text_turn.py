@@ -3,7 +3,8 @@
 Three cases, for every provider alike (issue 28):
 
 - the text holds tool calls with catalog names (`text_calls.scan_text_calls`): they become the
-  reply's tool calls, run as usual, and a `harness` item (`error_recovered`, error_category
+  reply's tool calls, run as usual (from a reply cut off by the output cap, only its first whole
+  call), and a `harness` item (`error_recovered`, error_category
   `tool_call_in_text`) says they were read from text and which repairs they needed; the history
   keeps them as structured calls, so the next request shows the model the right form;
 - the text is only tool-call-shaped (a name not in the catalog, unparsable): never a success.
@@ -46,22 +47,36 @@ def _tool_names(self: Runner) -> list[str]:
 
 
 def recover_calls(
-    self: Runner, content: str
+    self: Runner, content: str, *, cut_off: bool = False
 ) -> tuple[str, list[tuple[StreamingToolCall, ToolCall]]]:
-    """(text for the history, recovered calls): the reply's text unchanged when it holds none."""
+    """(text for the history, recovered calls): the reply's text unchanged when it holds none.
+
+    From a reply the output cap cut off (`cut_off`) only the first whole call runs: such a reply
+    is a small model's runaway list of calls, each after the first written without a result
+    (seen on qwen0.5b: a repeated write, a read, a listing, a patch of nonsense, until the cap).
+    """
     scan = scan_text_calls(content, set(_tool_names(self)))
     if not scan.calls:
         return content, []
-    repairs = sorted({r for c in scan.calls for r in c.repairs})
-    names = ", ".join(c.name for c in scan.calls)
+    calls = scan.calls[:1] if cut_off else scan.calls
+    skipped = len(scan.calls) - len(calls)
+    repairs = sorted({r for c in calls for r in c.repairs})
+    names = ", ".join(c.name for c in calls)
     self.recorder.harness(
         HarnessEventKind.ERROR_RECOVERED,
-        message=f"tool call{'s' if len(scan.calls) > 1 else ''} read from the model's text: "
-        f"{names}" + (f" (repaired: {', '.join(repairs)})" if repairs else ""),
+        message=f"tool call{'s' if len(calls) > 1 else ''} read from the model's text: "
+        f"{names}"
+        + (f" (repaired: {', '.join(repairs)})" if repairs else "")
+        + (
+            f"; the reply was cut off by the output cap, so the {skipped} call"
+            f"{'s' if skipped > 1 else ''} after the first did not run"
+            if skipped
+            else ""
+        ),
         error_category=CALL_IN_TEXT,
     )
     pairs: list[tuple[StreamingToolCall, ToolCall]] = []
-    for i, c in enumerate(scan.calls):
+    for i, c in enumerate(calls):
         call_id = f"call_text_{self.turns_executed}_{i}"
         sc = self.recorder.tool_call(c.name, call_id, self.tools.item_kind(c.name))
         sc.push(c.arguments)

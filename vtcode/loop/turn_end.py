@@ -15,13 +15,44 @@ from vtcode.events.types import Usage
 from vtcode.loop.cancel import Cancelled
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
+from vtcode.loop.structured import ends_or_retries
 from vtcode.messages import Message, ModelRequest
 from vtcode.providers.base import FailureKind, ProviderError
 
 if TYPE_CHECKING:
     from vtcode.loop.runner import Runner
 
-__all__ = ["charge_estimate", "end_on_reply", "provider_failed"]
+__all__ = ["answered", "charge_estimate", "end_on_reply", "provider_failed"]
+
+
+def answered(self: Runner, content: str) -> None:
+    """A usable reply with no tool calls: the hooks' follow-ups, a nudge or retry when it is not
+    the answer asked for, or the end of the turn as a success."""
+    self.watch.tool_loops = 0
+    self.hooks.on_turn_end(made_progress=bool(content.strip()))
+    follow_ups = [] if self.cancel.cancelled else self.hooks.follow_ups()
+    if follow_ups:
+        if self.chat is not None:
+            self.chat.end()
+        else:
+            self.recorder.turn_completed(self.turn_usage)
+        for m in follow_ups:
+            self.deliver_follow_up(m)
+        limit = self.limit_outcome()
+        self.machine.followed_up(
+            facts=self.facts(
+                limit_reached=limit is not None,
+                compaction_due=self.hooks.compaction_due(in_tool_loop=False),
+            ),
+            ending=limit,
+        )
+        return
+    if ends_or_retries(self, content):  # not the answer asked for: nudged, or the end
+        return
+    self.machine.responded(
+        facts=self.facts(user_turn_over=self.chat is not None),
+        ending=Outcome(OutcomeKind.SUCCESS),
+    )
 
 
 def end_on_reply(self: Runner, outcome: Outcome) -> None:
