@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -172,3 +174,46 @@ def test_init(run: RunVtcode, tmp_path: Path) -> None:
     assert rc == 2
     assert err == f"error: {target}: already exists\n  hint: use --force to overwrite it\n"
     assert run(["config", "init", "--force"])[0] == 0
+
+
+def test_set_and_init_leave_no_lock_file_behind(run: RunVtcode, home: Path, tmp_path: Path) -> None:
+    """A `vtcode.toml.lock` in the workspace root showed in `git status` and got committed."""
+    ws = tmp_path / "ws"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    assert run(["config", "init"])[0] == 0
+    assert run(["config", "set", "agent.model", "m"])[0] == 0
+    status = subprocess.run(
+        ["git", "-C", str(ws), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status == "?? vtcode.toml\n"
+    assert sorted(p.name for p in ws.iterdir()) == [".git", "vtcode.toml"]
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    assert run(["config", "set", "--file", str(other / "x.toml"), "agent.model", "m"])[0] == 0
+    assert run(["config", "set", "--user", "agent.model", "m"])[0] == 0
+    assert [p.name for p in other.iterdir()] == ["x.toml"]
+    assert [p.name for p in home.iterdir()] == ["config.toml"]
+
+
+def test_init_template_is_valid_commented_and_uncommented(run: RunVtcode, tmp_path: Path) -> None:
+    """The template passes `config check` as written and with every key line uncommented."""
+    assert run(["config", "init"])[0] == 0
+    text = (tmp_path / "ws" / "vtcode.toml").read_text()
+    assert "# []" not in text
+    assert all(line == "" or line.startswith("#") for line in text.splitlines())
+    keys_part = text.split("\n# Examples")[0]
+    uncommented = "\n".join(
+        line[2:]
+        for line in keys_part.splitlines()
+        if re.match(r"# (\[[a-z_.]+\]$|[a-z_]+ = )", line) and "# unset by default" not in line
+    )
+    opened = tmp_path / "uncommented.toml"
+    opened.write_text(uncommented + "\n")
+    assert run(["config", "check", str(tmp_path / "ws" / "vtcode.toml"), str(opened)]) == (
+        0,
+        f"{tmp_path / 'ws' / 'vtcode.toml'}: valid\n{opened}: valid\n",
+        "",
+    )

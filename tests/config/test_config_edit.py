@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import stat
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from filelock import FileLock
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
@@ -241,10 +241,17 @@ def test_set_inside_a_non_table_is_refused(ws: Path) -> None:
 def test_set_waits_for_the_lock_and_reports_busy(ws: Path) -> None:
     path = ws / "vtcode.toml"
     path.write_text("[agent]\n")
-    with FileLock(f"{path}.lock"), pytest.raises(LockBusyError) as exc:
-        set_value(path, "agent.model", "x", lock_timeout=0.05)
+    fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)  # the edit lock is a flock on the folder
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(LockBusyError) as exc:
+            set_value(path, "agent.model", "x", lock_timeout=0.05)
+    finally:
+        os.close(fd)
     assert exc.value.exit_code == ExitCode.LOCK_BUSY
     assert path.read_text() == "[agent]\n"
+    set_value(path, "agent.model", "x", lock_timeout=0.05)  # free again once the holder closes
+    assert sorted(p.name for p in ws.iterdir()) == ["vtcode.toml"]
 
 
 def test_concurrent_set_from_several_processes_loses_nothing(ws: Path, user_home: Path) -> None:

@@ -176,8 +176,9 @@ def set_(app: AppContext, key: str, value: str, to_user: bool, file: Path | None
     """Set KEY to VALUE in the workspace vtcode.toml, keeping comments and layout.
 
     VALUE is a TOML value (5, 2.5, true, "text", [1, 2], {a = 1}); a bare word that is not TOML
-    is taken as a string. The result is validated before it is written (atomically, under
-    FILE.lock); on any problem the file is left unchanged.
+    is taken as a string. The result is validated before it is written (atomically, under a
+    lock on the file's folder, so no lock file is left behind); on any problem the file is left
+    unchanged.
     """
     from vtcode.config.edit import set_value
     from vtcode.config.load import WORKSPACE_FILE, Layer, user_config_path

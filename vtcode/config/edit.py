@@ -4,15 +4,20 @@ Edits go through tomlkit so that comments and formatting survive, and only leave
 (replacing a whole table would drop its comments, python-poetry/tomlkit#392). The file is read
 and checked with `tomllib` first (tomlkit accepts some invalid TOML, such as a table declared
 twice), the edited text is validated exactly as the loader would, and only then written with an
-atomic replace, all under `FILE.lock` so that concurrent `config set`s never lose an update.
+atomic replace, all under a lock on the file's folder (see `_folder_lock`) so that concurrent
+`config set`s never lose an update.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
+import fcntl
+import os
 import stat
-from collections.abc import MutableMapping
+import time
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +38,8 @@ from vtcode.config.tomlscan import KeyPath, format_key, parse_key
 from vtcode.errors import ConfigError, LockBusyError
 from vtcode.fsutil import atomic_write_bytes, ensure_private_dir
 
-if TYPE_CHECKING:  # tomlkit and filelock load only when a file is edited (`config get` is hot)
+if TYPE_CHECKING:  # tomlkit loads only when a file is edited (`config get` is hot)
     import tomlkit
-    from filelock import FileLock
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "SetResult", "get_value", "init", "set_value", "starter_toml"]
 
@@ -89,10 +93,40 @@ def get_value(loaded: LoadedConfig, key: str) -> Any:
 # set
 
 
-def _lock(path: Path, timeout: float) -> FileLock:
-    from filelock import FileLock
+_LOCK_POLL_SECONDS = 0.02
 
-    return FileLock(f"{path}.lock", timeout=timeout, mode=0o600)
+
+class _FolderBusy(Exception):
+    """The folder lock was not free within the timeout."""
+
+
+@contextlib.contextmanager
+def _folder_lock(path: Path, timeout: float) -> Iterator[None]:
+    """Hold an exclusive flock on the folder that holds `path`, polling up to `timeout` seconds.
+
+    Why the folder and not a `FILE.lock` beside it: a lock file next to `vtcode.toml` sat in the
+    workspace root, where `git status` listed it and CI jobs committed it. A flock on the folder
+    itself creates nothing anywhere, works for every file `config set` may edit (workspace,
+    user, `--file`), and survives the atomic replace that swaps the file's inode. Edits of two
+    files in one folder wait for each other, which costs nothing here. Raises `_FolderBusy`.
+    """
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _FolderBusy(str(path)) from None
+                time.sleep(min(_LOCK_POLL_SECONDS, left))
+        yield  # closing the descriptor below drops the lock
+    finally:
+        os.close(fd)
 
 
 def set_value(
@@ -109,8 +143,6 @@ def set_value(
     The edit is refused, and the file left untouched, if the file is not valid TOML, if the key
     is unknown, or if the edited file would not be a valid config layer.
     """
-    from filelock import Timeout
-
     key_path, spec = known_key(key)
     value = keys.parse_value(value_text, spec)
     target = path.resolve() if path.is_symlink() else path  # keep a dotfile symlink a symlink
@@ -119,9 +151,9 @@ def set_value(
     elif not target.parent.is_dir():
         raise ConfigError("folder does not exist", location=str(target.parent))
     try:
-        with _lock(target, lock_timeout):
+        with _folder_lock(target, lock_timeout):
             return _set_locked(target, path, key_path, value, layer)
-    except Timeout:
+    except _FolderBusy:
         raise LockBusyError(
             f"another process is editing this file (waited {lock_timeout:g} s)",
             location=str(path),
@@ -317,8 +349,10 @@ def _starter_table(path: KeyPath, spec: keys.KeySpec, defaults: dict[str, Any]) 
 
     out: list[str] = []
     leaves = [(n, c) for n, c in spec.children.items() if c.kind != "table"]
-    if leaves:
+    if leaves and path:
         out += ["", f"# [{format_key(path)}]"]
+    elif leaves:  # root keys have no header (`[]` is not TOML); they precede every table
+        out += ["", "# Top-level keys (they must come before the first [table]):"]
     for name, child in leaves:
         sub = (*path, name)
         value = _dig(defaults, sub)
@@ -347,18 +381,16 @@ def init(
     workspace: Path, *, force: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 ) -> Path:
     """Write the starter `WORKSPACE/vtcode.toml`; an existing file needs `force`."""
-    from filelock import Timeout
-
     path = workspace / WORKSPACE_FILE
     if not workspace.is_dir():
         raise ConfigError("workspace folder does not exist", location=str(workspace))
     try:
-        with _lock(path, lock_timeout):
+        with _folder_lock(path, lock_timeout):
             if (path.exists() or path.is_symlink()) and not force:
                 raise ConfigError(
                     "already exists", location=str(path), hint="use --force to overwrite it"
                 )
             atomic_write_bytes(path, starter_toml().encode("utf-8"))
-    except Timeout:
+    except _FolderBusy:
         raise LockBusyError("another process is editing this file", location=str(path)) from None
     return path
