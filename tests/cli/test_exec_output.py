@@ -197,3 +197,26 @@ def test_resume_with_an_explicit_provider_or_script_ignores_the_remembered_one(
     proc = vtcode(["exec", "-q", "--provider", "replay", "resume", "--last", "next"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout not in (ANSWER + "\n", "the other script\n")
+
+
+def test_a_failed_command_is_not_called_a_success(tmp_path: Path) -> None:
+    """Issue 26: the tool output said `"success": true` beside `"exit_code": 3`, and the progress
+    printed `exec_command error` then `{"success":true`. The exit status is the outcome now."""
+    proc = _exec(tmp_path, "scenario-failing-command", "--json")
+    assert proc.returncode == 0, proc.stderr
+    outputs = [
+        json.loads(line)["item"]
+        for line in proc.stdout.splitlines()
+        if '"tool_output"' in line and json.loads(line)["type"] == "item.completed"
+    ]
+    assert len(outputs) == 1, proc.stdout
+    assert (outputs[0]["exit_code"], outputs[0]["status"]) == (3, "failed")
+    body = json.loads(outputs[0]["output"])
+    assert (body["success"], body["exit_code"]) == (False, 3)
+    again = tmp_path / "text-mode"
+    again.mkdir()
+    text = _exec(again, "scenario-failing-command")
+    lines = [ln for ln in text.stderr.splitlines() if ln.startswith(("[TOOL DONE]", "[COMMAND]"))]
+    assert lines[0].startswith("[TOOL DONE] exec_command error "), text.stderr
+    assert lines[1].startswith("[COMMAND] exit 3: "), text.stderr
+    assert '"success": true' not in text.stderr and '"success":true' not in text.stderr

@@ -280,7 +280,9 @@ class ExecSession:
             )
             exited = self.exit_code is not None
             resp: dict[str, Any] = {
-                "success": True,
+                # Upstream always sends true here (the tool ran); a small model reads it as the
+                # command's outcome, so an exited command's `success` is its exit status (issue 26).
+                "success": not exited or self.exit_code == 0,
                 "output": preview.text,
                 "wall_time": round(time.monotonic() - wall_started, 6),
                 "session_id": self.session_id,
