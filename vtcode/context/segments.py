@@ -68,7 +68,8 @@ class Segment:
 class SegmentTransition:
     previous: Segment | None
     new: Segment
-    reason: str  # start | compaction | instructions | catalog | model | provider | mode
+    # start | compaction | context_edit | instructions | catalog | model | provider | mode
+    reason: str
 
 
 class SegmentTracker:
@@ -131,14 +132,17 @@ class SegmentTracker:
         self.current = new
         return SegmentTransition(cur, new, reason)
 
-    def compacted(self, new_history: list[Message]) -> SegmentTransition:
-        """A compaction seeded the history: always a new segment (same instructions/catalog)."""
+    def compacted(
+        self, new_history: list[Message], reason: str = "compaction"
+    ) -> SegmentTransition:
+        """A compaction seeded the history, or a context edit (`context_edit`: tool results
+        cleared) rewrote earlier messages: always a new segment (same instructions/catalog)."""
         prev = self.current
         catalog = prev.catalog_hash if prev is not None else catalog_hash(())
         model = prev.model if prev is not None else self._last_model
         new = self._make(self._last_system, catalog, model, seed_of(new_history))
         self.current = new
-        return SegmentTransition(prev, new, "compaction")
+        return SegmentTransition(prev, new, reason)
 
     def reset(self) -> None:
         """Fresh context: the next request starts a new lineage."""

@@ -113,6 +113,10 @@ class LoopHooks:
     def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
         return history
 
+    def edit_history(self, history: list[Message], recorder: Recorder) -> list[Message]:
+        """Context editing before a request (tool-result clearing); the history as it goes out."""
+        return history
+
     def reset_due(self) -> bool:
         return False
 

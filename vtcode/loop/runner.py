@@ -255,6 +255,7 @@ class Runner:
         if self.chat is not None and self.chat.pending is not None:
             self.append(self.chat.pending)
             self.chat.pending = None
+        self.history = self.hooks.edit_history(self.history, rec)
         request = self._request()
         self.hooks.before_request(request)
         text = rec.text()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from vtcode.config.model import ContextResetMode, VtcodeConfig
 from vtcode.context.blocked import write_blocked_handoff
+from vtcode.context.clearing import ClearingPolicy, clear_tool_results
 from vtcode.context.compaction import CompactionBudget
 from vtcode.context.compactor import (
     CompactionWouldNotShrink,
@@ -41,8 +42,8 @@ from vtcode.context.state import ContextState, load_state, save_state
 from vtcode.context.summary import local_summary, provider_summary
 from vtcode.context.thresholds import CompactionDecision, CompactionPolicy, resolve_thresholds
 from vtcode.context.tokens import TokenEstimator, default_estimator
-from vtcode.events.enums import HarnessEventKind
-from vtcode.events.types import Usage
+from vtcode.events.enums import CompactionMode, CompactionTrigger, HarnessEventKind
+from vtcode.events.types import ThreadCompactBoundaryEvent, Usage
 from vtcode.hooks.models import SessionStartPayload
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks
@@ -213,6 +214,41 @@ class ContextPart(LoopHooks):
                 f"is still at or above the compaction threshold ({hard})"
             )
         return prep.history
+
+    def edit_history(self, history: list[Message], recorder: Recorder) -> list[Message]:
+        """Tool-result clearing past its trigger: a new request segment, reported as a local
+        `thread.compact_boundary` whose message counts are equal (nothing was removed)."""
+        cfg = self.config.agent.harness.tool_result_clearing
+        if not cfg.enabled:
+            return history
+        policy = ClearingPolicy(
+            trigger_tokens=cfg.trigger_tokens,
+            keep_tool_uses=cfg.keep_tool_uses,
+            clear_at_least_tokens=cfg.clear_at_least_tokens,
+            clear_tool_inputs=cfg.clear_tool_inputs,
+        )
+        cleared = clear_tool_results(history, policy, self.est, fixed_tokens=self._fixed_tokens)
+        if cleared is None:
+            return history
+        transition = self.segments.compacted(cleared.history, reason="context_edit")
+        prev, new = transition.previous, transition.new
+        recorder.emit(
+            ThreadCompactBoundaryEvent(
+                thread_id=self.thread_id,
+                trigger=CompactionTrigger.AUTO,
+                mode=CompactionMode.LOCAL,
+                original_message_count=len(history),
+                compacted_message_count=len(cleared.history),
+                previous_segment_id=prev.id if prev else None,
+                new_segment_id=new.id,
+                previous_prefix_hash=prev.prefix_hash if prev else None,
+                new_prefix_hash=new.prefix_hash,
+                previous_catalog_hash=prev.catalog_hash if prev else None,
+                new_catalog_hash=new.catalog_hash,
+            )
+        )
+        self._reset_estimate()
+        return cleared.history
 
     def reset_due(self) -> bool:
         h = self.config.agent.harness

@@ -67,6 +67,11 @@ class CompositeHooks(LoopHooks):
                 return p.compact(history, trigger=trigger, recorder=recorder)
         return history
 
+    def edit_history(self, history: list[Message], recorder: Recorder) -> list[Message]:
+        for p in self.parts:
+            history = p.edit_history(history, recorder)
+        return history
+
     def reset_due(self) -> bool:
         return any(p.reset_due() for p in self.parts)
 
@@ -143,9 +148,7 @@ def context_parts(
         warnings=warnings,
         env=env,
     )
-    history = (
-        load_transcript(transcript_path).messages if resumed and forked_from is None else None
-    )
+    history = load_transcript(transcript_path).messages if resumed and forked_from is None else None
     queue = SteeringQueue(root, session_id, lock_timeout=config.store.lock_timeout_secs)
     steering = SteeringPart(queue, warnings, resumed_transcript=history)
     context = ContextPart(

@@ -78,4 +78,3 @@ class SteeringPart(LoopHooks):
         except Exception as e:  # busy or damaged: stay delivered in memory, retry next turn
             self._delivered_uncommitted = ids + self._delivered_uncommitted
             self.warnings.warn(f"could not mark follow-ups applied yet: {e}")
-
