@@ -21,7 +21,7 @@ DESCRIPTIONS: dict[str, str] = {
     "agent.harness.auto_compaction_instructions": "prompt override for compaction (Anthropic)",
     "agent.harness.auto_compaction_pause_after": "pause after a compaction (Anthropic)",
     "agent.harness.compact_on_model_switch": "compact when the model changes (model_switch)",
-    "agent.harness.tool_result_clearing.enabled": "replace the oldest tool results with a placeholder past trigger_tokens",
+    "agent.harness.tool_result_clearing.enabled": "clear the oldest tool results (local)",
     "agent.harness.tool_result_clearing.trigger_tokens": "context size that triggers clearing",
     "agent.harness.tool_result_clearing.keep_tool_uses": "most recent tool uses always kept",
     "agent.harness.tool_result_clearing.clear_at_least_tokens": "minimum tokens one clearing frees",
