@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import rich_click as click
 
@@ -11,6 +12,9 @@ from vtcode.cli.cmd_completion import complete_exec_words, complete_script
 from vtcode.cli.context import AppContext
 from vtcode.cli.exec_opts import model_options, overrides_option
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
+
+if TYPE_CHECKING:
+    from vtcode.runtime.stream_input import StreamedTurns
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
 3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
@@ -23,6 +27,10 @@ Structured output: with `--output-schema FILE` (or agent.output_schema) the fina
 JSON matching the schema; a wrong answer gets the validation errors and another turn, up to
 agent.output_schema_retries (2), then the run ends error_during_execution /
 output_schema_invalid, exit 1. An invalid schema file is exit 2 before anything runs.
+Streamed input: with `--input-format stream-json` stdin is JSON lines, one user message each
+(`{"type":"user","text":...}` or Claude Code's `{"type":"user","message":{"role":"user",
+"content":...}}`), each the next turn of the same session; the end of input ends the run with
+one thread.completed; a bad line is exit 2 naming it (`<stdin>:N`), earlier turns kept.
 Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
 `--fork` starts a new session seeded with a minimal resume artifact of the old one. Resuming a
 replay session without --script or --provider plays the script its last run played again,
@@ -86,6 +94,17 @@ def _read_prompt(words: list[str]) -> str | None:
         ' (e.g. `vtcode exec --output-schema answer.schema.json "list the TODOs"`).'
     ),
 )
+@click.option(
+    "--input-format",
+    type=click.Choice(["text", "stream-json"]),
+    default="text",
+    show_default=True,
+    help=(
+        "stream-json: one user message per JSON line on stdin, each the next turn of the"
+        ' session (e.g. `printf \'{"type":"user","text":"hi"}\\n\' | vtcode exec --json'
+        " --input-format stream-json`)."
+    ),
+)
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
 @sandbox_option
@@ -107,6 +126,7 @@ def exec_cmd(
     quiet: bool,
     overrides: tuple[str, ...],
     output_schema_file: Path | None,
+    input_format: str,
     use_last: bool,
     fork: bool,
     sandbox_mode: str | None,
@@ -140,7 +160,11 @@ def exec_cmd(
             raise UsageError("`exec resume` needs a SESSION_ID or --last")
     elif use_last or fork:
         raise UsageError("--last and --fork only apply to `vtcode exec resume`")
-    prompt = _read_prompt(args) if (args or resume is None) else None
+    streamed = None
+    if input_format == "stream-json":
+        streamed, prompt = _streamed_input(args)
+    else:
+        prompt = _read_prompt(args) if (args or resume is None) else None
     if resume is None and not (prompt and prompt.strip()):
         raise UsageError(
             "no prompt: pass PROMPT, or pipe it on stdin",
@@ -195,6 +219,7 @@ def exec_cmd(
             hooks_factory=default_hooks_factory,
             notify=lambda msg: click.echo(msg, err=True),  # even with -q: data is going away
             output_schema=output_schema,
+            interaction=streamed,
         )
     )
     if result.error:
@@ -210,7 +235,31 @@ def exec_cmd(
     answer_to_stdout = lm_target is None or lm_target.path is not None  # `-o -` printed it
     if not as_json and answer.answer and answer_to_stdout:
         _print_answer(answer.answer)
+    if streamed is not None and streamed.input_error is not None:
+        raise streamed.input_error  # a bad line ended the run: exit 2, the line named
     return int(result.exit_code)
+
+
+def _streamed_input(args: list[str]) -> tuple[StreamedTurns, str | None]:
+    """`--input-format stream-json`: the user turns from stdin, and the first message read
+    now, so a bad first line (or no message at all) is exit 2 before any session exists."""
+    from vtcode.cli.stdin import max_stdin_bytes, stdin_buffer
+    from vtcode.errors import UsageError
+    from vtcode.runtime.stream_input import StreamedTurns, UserLines
+
+    if args not in ([], ["-"]):
+        raise UsageError(
+            "--input-format stream-json reads the messages from stdin: give no PROMPT",
+            hint="pipe the messages in, one JSON line each",
+        )
+    buf = stdin_buffer()
+    if buf is None or sys.stdin.isatty():
+        raise UsageError("--input-format stream-json needs the messages piped on stdin")
+    lines = UserLines(buf, max_stdin_bytes())
+    first = lines.next_message()
+    if first is None:
+        raise UsageError("--input-format stream-json: stdin holds no user message")
+    return StreamedTurns(lines), first
 
 
 def _script_ref(script: str, workspace: Path) -> str:

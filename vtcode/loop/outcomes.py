@@ -31,6 +31,8 @@ class OutcomeKind(enum.Enum):
     UNFINISHED_NO_ACTION = ("unfinished_no_action", Subtype.ERROR_DURING_EXECUTION)
     # the final answer never matched `--output-schema`, even after the retries it was given
     OUTPUT_SCHEMA_INVALID = ("output_schema_invalid", Subtype.ERROR_DURING_EXECUTION)
+    # a line of streamed input (`exec --input-format stream-json`) was not a user message
+    INPUT_ERROR = ("input_error", Subtype.ERROR_DURING_EXECUTION)
     # Interactive session ends
     COMPLETED = ("completed", Subtype.SUCCESS)
     EXIT = ("exit", Subtype.CANCELLED)
@@ -75,6 +77,8 @@ class Outcome:
 
     @property
     def exit_code(self) -> ExitCode:
+        if self.kind is OutcomeKind.INPUT_ERROR:
+            return ExitCode.USAGE  # bad input is exit 2, as it is before a run starts
         return _EXIT_BY_SUBTYPE.get(self.kind.subtype, ExitCode.FAILURE)
 
     def description(self) -> str:
@@ -161,6 +165,11 @@ def stop_reason_of(outcome: Outcome, last: str | None) -> str | None:
     (end_turn, max_tokens, tool_calls, cancelled, error), never prose; `last` is the model's."""
     if outcome.kind is OutcomeKind.CANCELLED or outcome.kind is OutcomeKind.EXIT:
         return "cancelled"
-    if outcome.kind in (OutcomeKind.ERROR, OutcomeKind.FAILED, OutcomeKind.BLOCKED):
+    if outcome.kind in (
+        OutcomeKind.ERROR,
+        OutcomeKind.FAILED,
+        OutcomeKind.BLOCKED,
+        OutcomeKind.INPUT_ERROR,
+    ):
         return "error"
     return last

@@ -162,6 +162,10 @@ class UserAction:
 class UserTurns:
     """The user side of an interactive run (`vtcode.interactive` implements it)."""
 
+    # A script, not a person (`exec --input-format stream-json`): permissions are decided as
+    # in any headless run, and SIGINT ends the session instead of only the user turn.
+    headless: bool = False
+
     def next_action(self, runner: Runner) -> UserAction:
         """Block at the prompt until the user does something the loop must act on."""
         raise NotImplementedError

@@ -432,7 +432,10 @@ class Runner:
         # An interactive session that ends at the prompt has no turn to report the end in.
         at_prompt = self.chat is not None and not rec.turn_open
         try:
-            if not success and not at_prompt:
+            if outcome.kind is OutcomeKind.INPUT_ERROR:
+                # A bad line of streamed input, between turns: the log says which, thread-level.
+                rec.emit(ThreadErrorEvent(message=outcome.description()))
+            elif not success and not at_prompt:
                 # The harness's word on how the run ended, never an agent_message (that is text
                 # the model said), and no turn is opened for it: a failure that stops the thread
                 # (the provider, an internal error) is the thread-level `error` event; a limit,

@@ -42,8 +42,9 @@ class ChatTurns:
         return f"turn-{self.count}"
 
     def interrupting(self) -> bool:
-        """SIGINT cancels the user turn only (SIGTERM still ends the session)."""
-        return self.runner.cancel.signum == signal.SIGINT
+        """SIGINT cancels the user turn only (SIGTERM still ends the session); a scripted
+        front end has no prompt to come back to, so there SIGINT ends the session."""
+        return not self.user.headless and self.runner.cancel.signum == signal.SIGINT
 
     def begin(self) -> None:
         """A new user turn: its own turn pair, per-turn counters and one recovery."""
@@ -53,6 +54,7 @@ class ChatTurns:
         r.watch.reset()
         r.recovery_used = False
         r.retries_used = 0
+        r.schema_retries_used = 0  # each user turn's answer gets its own output-schema retries
         r.last_turn_had_tool_output = False
         r.recorder.turn_started()
         r.turn_usage = Usage()

@@ -312,10 +312,11 @@ def run_exec(req: ExecRequest) -> ExecResult:
         # The parts are built before the executor: their tool hooks are given to it at construction.
         hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
 
+        person = None if interaction is None or interaction.headless else interaction
         policy = PermissionPolicy.from_config(
-            cfg, full_auto=interaction is None, workspace=req.workspace
+            cfg, full_auto=person is None, workspace=req.workspace
         )
-        if interaction is None:
+        if person is None:  # nobody to ask: the full-auto allow-list and headless verdicts
             executor = RegistryToolExecutor(
                 registry,
                 ctx,
@@ -324,7 +325,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 tool_hooks=hooks.tool_hooks(),
             )
         else:
-            ask = interaction.resolve_permission
+            ask = person.resolve_permission
             executor = RegistryToolExecutor(
                 registry,
                 ctx,
