@@ -28,6 +28,8 @@ class Limits:
     nudge_unfinished: bool = True
     # turns given to an answer that fails the output schema (`agent.output_schema_retries`)
     output_schema_retries: int = 2
+    # consecutive read-only calls of one response run together, this many at once (0 = all)
+    max_parallel_tool_calls: int = 1
 
     @classmethod
     def from_config(
@@ -51,6 +53,7 @@ class Limits:
             retry_backoff_secs=config.agent.task_retry_backoff_secs,
             nudge_unfinished=h.continuation_policy is not ContinuationPolicy.OFF,
             output_schema_retries=config.agent.output_schema_retries,
+            max_parallel_tool_calls=h.max_parallel_tool_calls,
         )
 
 

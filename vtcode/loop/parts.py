@@ -55,6 +55,10 @@ class ToolExecutor:
     def catalog(self) -> tuple[Any, ...]:
         return ()
 
+    def is_read_only(self, name: str) -> bool:
+        """Whether a call of `name` only reads (it may run concurrently with other reads)."""
+        return False
+
     def item_kind(self, name: str) -> str:
         """How a call of `name` is recorded: `tool_invocation` (+ output) or `mcp_tool_call`."""
         return "tool_invocation"

@@ -63,6 +63,11 @@ class RegistryToolExecutor(ToolExecutor):
             return self.registry.specs()
         return self.registry.specs([n for n in self.registry.names() if self._allowed(n)])
 
+    def is_read_only(self, name: str) -> bool:
+        if is_mcp_name(name) or name not in self.registry or not self._allowed(name):
+            return False
+        return bool(self.registry.get(name).read_only)
+
     def item_kind(self, name: str) -> str:
         return "mcp_tool_call" if is_mcp_name(name) else "tool_invocation"
 

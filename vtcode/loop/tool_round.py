@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtcode.events.enums import ToolCallStatus, ToolOutcome
 from vtcode.loop.cancel import Cancelled
+from vtcode.loop.parallel import run_read_only_batches
 from vtcode.loop.parts import ToolRunOutcome
 from vtcode.loop.recorder import StreamingToolCall
 from vtcode.messages import Message
@@ -42,6 +43,14 @@ def step_tools(self: Runner) -> None:
     signature_parts: list[str] = []
     had_output = False
     cap = self.limits.max_tool_calls_per_turn
+    calls = [call for _, call in self.pending_calls]
+    ran_together = run_read_only_batches(
+        calls,
+        self.tools,
+        self.cancel,
+        limit=self.limits.max_parallel_tool_calls,
+        runnable=min(cap, len(calls)) if cap else len(calls),
+    )
     for index, (sc, call) in enumerate(self.pending_calls):
         if self.cancel.cancelled:
             sc.complete(None, ToolCallStatus.FAILED, ToolOutcome.CANCELLED)
@@ -81,6 +90,8 @@ def step_tools(self: Runner) -> None:
                 outcome=ToolOutcome.ERROR,
                 rejected=True,
             )
+        elif index in ran_together:
+            result = ran_together[index]
         else:
             try:
                 result = self.tools.execute(call, arguments, self.cancel)

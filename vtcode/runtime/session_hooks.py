@@ -7,6 +7,7 @@ built); those wait here and are emitted at the first orientation, after `thread.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ class PartWarnings:
     def __init__(self) -> None:
         self._pending: list[str] = []
         self._recorder: Recorder | None = None
+        # read-only tool calls run on worker threads (loop/parallel.py); their hooks' warnings
+        # are emitted one at a time
+        self._lock = threading.RLock()
 
     def attach(self, recorder: Recorder) -> None:
         self._recorder = recorder
@@ -39,12 +43,13 @@ class PartWarnings:
         self.flush()
 
     def flush(self) -> None:
-        rec = self._recorder
-        if rec is None or not self._pending:
-            return
-        pending, self._pending = self._pending, []
-        for w in pending:
-            rec.warning(w)
+        with self._lock:
+            rec = self._recorder
+            if rec is None or not self._pending:
+                return
+            pending, self._pending = self._pending, []
+            for w in pending:
+                rec.warning(w)
 
 
 class SessionHooks:
