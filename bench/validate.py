@@ -15,7 +15,14 @@ the real event encoders, then measures in one run:
     modules those two import (they must import none of jsonschema, jsonschema_rs,
     vtcode.validate, vtcode.loop).
 
+Then, for every writer (issue 27: bench/validate_writers.py re-writes the same events as
+upstream's types, Python's json.dumps defaults, other key order, floats in arguments, 8 KiB
+outputs, every event and item type; raw and wrapped), the CLI's rate (default jobs and
+`--jobs 1`, best of `--repeat`) as a ratio to the `json.loads` floor measured on the same file in
+the same process, and the CLI's peak RSS.
+
 Usage: python bench/validate.py [--lines N] [--naive-sample N] [--runs N] [--repeat N]
+                                [--writer-lines N] [--writers-only]
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/validate_writers.py
 
 from vtcode.events import encode_wrapped_line
 from vtcode.events.enums import (
@@ -319,7 +328,12 @@ def main() -> None:
     ap.add_argument("--naive-sample", type=int, default=20_000, help="lines for the naive loop")
     ap.add_argument("--runs", type=int, default=7, help="best-of runs for start-up timings")
     ap.add_argument("--repeat", type=int, default=2, help="best-of runs for the big measures")
+    ap.add_argument("--writer-lines", type=int, default=200_000, help="lines per writer's log")
+    ap.add_argument("--writers-only", action="store_true", help="only the writers' table")
     args = ap.parse_args()
+    if args.writers_only:
+        print_rows(writer_rows(args.writer_lines, args.repeat))
+        return
 
     from vtcode.validate import ValidateOptions, validate_path
 
@@ -408,12 +422,50 @@ def main() -> None:
             (f"heavy imports of vtcode {cmd[0]}", ", ".join(heavy) or "none", _ok(not heavy))
         )
 
+    rows += writer_rows(args.writer_lines, args.repeat)
+    print_rows(rows)
+
+
+def print_rows(rows: list[tuple[str, str, str]]) -> None:
     width = max(len(r[0]) for r in rows)
     w2 = max(len(r[1]) for r in rows)
     print(f"{'measure':<{width}}  {'value':>{w2}}  note")
     print(f"{'-' * width}  {'-' * w2}  ----")
     for a, b, c in rows:
         print(f"{a:<{width}}  {b:>{w2}}  {c}")
+
+
+def writer_rows(lines: int, repeat: int) -> list[tuple[str, str, str]]:
+    """One row per writer's log: CLI default and --jobs 1 as ratios to the json.loads floor."""
+    from validate_writers import write_variants
+
+    rows: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="vtcode-bench-writers-") as tmp:
+        base = Path(tmp) / "base.jsonl"
+        build_log(base, lines)
+        for label, path, n in write_variants(base, Path(tmp)):
+            t_json = t_cli = t_cli1 = float("inf")
+            rss = 0.0
+            for _ in range(repeat):  # interleaved: a noisy neighbour hurts every measure alike
+                t_json = min(t_json, time_it(lambda p=path: json_floor(p)))  # type: ignore[misc]
+                wall, peak, rc = cli_run(path)
+                assert rc == 0, (label, rc)
+                t_cli, rss = min(t_cli, wall), max(rss, peak)
+                wall, _, rc = cli_run(path, "--jobs", "1")
+                assert rc == 0, (label, rc)
+                t_cli1 = min(t_cli1, wall)
+            size = path.stat().st_size / 2**20
+            floor = rate(n, t_json)
+            cli, cli1 = rate(n, t_cli) / floor, rate(n, t_cli1) / floor
+            rows.append(
+                (
+                    f"{label} ({n:,} lines, {size:.0f} MiB): CLI | --jobs 1 / floor",
+                    f"{cli:.2f}x | {cli1:.2f}x",
+                    f"{_ok(cli >= 1.5 and cli1 >= 1.0)}, peak RSS {rss:.0f} MiB",
+                )
+            )
+        path.unlink()
+    return rows
 
 
 def _ok(flag: bool) -> str:

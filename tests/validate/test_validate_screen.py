@@ -162,8 +162,10 @@ def test_a_float_in_free_form_and_a_number_field_are_never_reencoded() -> None:
     ok = orjson.dumps(base)
     assert screen(ok) is not None
     with_float = orjson.dumps({**base, "item": {**base["item"], "arguments": {"x": 1.5}}})
-    assert screen(with_float) is None  # takes the exact path (which accepts it)
+    assert screen(with_float) is not None  # proven by its keys, not its length (issue 27)
     assert _exact_ok(with_float, LineShape.RAW)
+    repeated = with_float.replace(b'{"x":1.5}', b'{"x":1.5,"x":1e15}')
+    assert screen(repeated) is None  # the dropped pair is seen, however the float re-encodes
 
 
 def _padded(line: bytes) -> bytes:
@@ -198,3 +200,46 @@ def test_the_screen_knows_the_event_types_the_event_dataclasses_define() -> None
     from vtcode.validate.screen import EVENT_TYPES
 
     assert sorted(EVENT_TYPES) == sorted(DEFINED)
+
+
+_SPACED_HEAD = (
+    b'{"type": "item.completed", "item": {"id": "a", "type": "tool_invocation", '
+    b'"tool_name": "t", "status": "completed", "arguments": '
+)
+_CMD = (
+    b'{"type": "item.completed", "item": {"id": "c", "type": "command_execution", "command": "x", '
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "proven"),
+    [
+        (_SPACED_HEAD + b'{"a": 1}}}', True),
+        (_SPACED_HEAD + b'{"a": 1.5, "b": "\\u00e9"}}}', True),
+        (_SPACED_HEAD + b'{"a" : 1, "a": 2}}}', False),  # a repeated key, spaced
+        (_SPACED_HEAD + b'{"a":1,"a" :2}}}', False),  # compact but for one space
+        (_SPACED_HEAD + b'{"a": 1.5, "a": 2.5}}}', False),  # with floats
+        (_SPACED_HEAD + b'{"a": "x\\u003a", "a": 1}}}', False),  # an escaped colon hides one
+        (_SPACED_HEAD + b'{"k\\u003a": 1, "k:": 2}}}', False),  # two spellings of one key
+        (_SPACED_HEAD + b'{"a": "b\\":", "a": 1}}}', False),  # a quote-colon inside a string
+        (_CMD + b'"aggregated_output": "", "exit_code": -0, "status": "completed"}}', False),
+        (_CMD + b'"aggregated_output": "", "exit_code": -0 , "status": "completed"}}', False),
+        (
+            _CMD + b'"arguments": {"t": 1e-5}, "aggregated_output": "", "exit_code": -0, '
+            b'"status": "completed"}}',
+            False,  # a float's re-encoding could pay for the `-0` the encoding drops
+        ),
+        (_CMD + b'"aggregated_output": "-0", "exit_code": 0, "status": "completed"}}', True),
+        (_SPACED_HEAD + b'{"n": 1e400}}}', False),  # serde_json: number out of range
+        (_SPACED_HEAD + b'[[1, 2], {"x": 123456789012345678901234}]}}', False),
+    ],
+)
+def test_the_key_count_proof_never_proves_a_line_the_exact_path_refuses(
+    line: bytes, proven: bool
+) -> None:
+    """Issue 27: spaced, escaped and float-bearing lines are proven by counting keys; every
+    way to hide a repeated key or a bare `-0` from the count goes to the exact path."""
+    screen = screen_for(LineShape.RAW)
+    assert (screen(line) is not None) is proven
+    if proven:
+        assert _exact_ok(line, LineShape.RAW)

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
         sys.stdout.write(f"vtcode, version {__version__}\n")
         sys.exit(0)
-    from vtcode.sandbox.child import make_undumpable
+    from vtcode.undumpable import make_undumpable
 
     make_undumpable()
     from vtcode.cli.main import main as full_main

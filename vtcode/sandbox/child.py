@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vtcode.sandbox import landlock, mounts, seccomp
+from vtcode.undumpable import make_undumpable
 
 __all__ = ["Channel", "ChildSpec", "child_setup", "make_undumpable", "parent_death_only"]
 
@@ -108,16 +109,6 @@ def _die_with_parent(libc: ctypes.CDLL, parent: int) -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the prctl: nobody will reap us
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def make_undumpable() -> None:
-    """PR_SET_DUMPABLE 0 for vtcode: its /proc/PID files become root's, no ptrace by the user.
-
-    Inherited by every fork (the keeper included) and reset by exec, so commands are unaffected.
-    Also called by `Sandbox`, for vtcode used as a library.
-    """
-    if os.uname().sysname == "Linux":
-        landlock._libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def parent_death_only(parent: int) -> Callable[[], None]:

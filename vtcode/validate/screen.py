@@ -23,6 +23,12 @@ words every problem as before. The proof:
    typed float field (`total_cost_usd`) is kept as raw bytes, re-encoded verbatim.
 3. **Depth**: a line with 128 or more brackets is not screened (serde_json stops at 127 levels).
 
+2b. **Or: as many keys as the decoded line.** A line the length proof cannot take (JSON
+   whitespace, `\\u` escapes, a float inside a free-form value, as Python's `json.dumps`, Node or
+   jq write by default) is proven by counting: no repeated key when its `:` count equals the
+   re-encoding's, and no bare `-0` (see `_keys_proof`). Floats in free-form values are decoded
+   (and counted) by the float hook; a non-finite one is refused, as serde_json refuses it.
+
 So an accepted line is writer-schema valid and passes every reader-parity rule; it gets no finding
 in any mode. Everything else (a refused decode, a length mismatch, a bracket-heavy line) goes to
 the exact checker: the screen never decides that a line is wrong.
@@ -72,12 +78,10 @@ class ScreenBuildError(RuntimeError):
     """The writer schema uses a keyword the screen cannot translate (a programming error)."""
 
 
-class _FloatInFreeForm(ValueError):
-    """Raised by the float hook: a float inside a free-form value may re-encode longer."""
-
-
-def _no_float(_literal: str) -> Any:
-    raise _FloatInFreeForm
+_BARE_MINUS_ZERO = re.compile(rb"[:,\[][ \t\r\n]*-0(?![0-9.eE])")
+"""`-0` as a whole number token: serde_json reads it as a float (parity.py)."""
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+"""19 digits in a row: maybe an integer past 64 bits in a free-form value (see `_int_doubtful`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,8 +292,17 @@ class LineScreen:
                 tagged=False,
             )
         self.wrapped = wrapped
+        self._floats = 0  # floats decoded in free-form values (counted by the hook)
+
+        def float_hook(literal: str) -> float:
+            self._floats += 1
+            value = float(literal)
+            if value - value != 0:  # inf: serde_json refuses a number out of range
+                raise ValueError(literal)
+            return value
+
         self._decode: Callable[[bytes | bytearray], Any] = msgspec.json.Decoder(
-            target, float_hook=_no_float
+            target, float_hook=float_hook
         ).decode
         self._encode = msgspec.json.Encoder().encode
         self.variants: dict[type[Any], _Variant] = {
@@ -311,13 +324,18 @@ class LineScreen:
 
     def __call__(self, data: bytes | bytearray) -> Any:
         """The decoded line (without its newline) if it is proven valid, else None."""
+        floats = self._floats
         try:
             obj = self._decode(data)
-        except (msgspec.DecodeError, ValueError, RecursionError):  # incl. bad UTF-8, free floats
+        except (msgspec.DecodeError, ValueError, RecursionError):  # incl. bad UTF-8
             return None
-        size = len(self._encode(obj))
-        if size != len(data) and not (size == len(data) - 1 and data.endswith(b"\r")):
-            return None  # (a CRLF line: the `\r` is whitespace to every reader)
+        encoded = self._encode(obj)
+        size = len(encoded)
+        float_seen = self._floats != floats
+        # (a CRLF line: the `\r` is whitespace to every reader)
+        same_length = size == len(data) or (size == len(data) - 1 and data.endswith(b"\r"))
+        if (float_seen or not same_length) and not _keys_proof(data, encoded, float_seen):
+            return None
         ev = obj.event if self.wrapped else obj
         variant = self.variants[type(ev)]
         if variant.raw_numbers and not _numbers_ok(ev, variant.raw_numbers):
@@ -328,6 +346,33 @@ class LineScreen:
             if free and _free_form_doubtful(item, free, data):
                 return None
         return obj
+
+
+def _keys_proof(data: bytes | bytearray, encoded: bytes, floats: bool) -> bool:
+    """The proof for a line the length proof cannot take (spacing, `\\u` escapes, floats in
+    free-form values): no key repeats and no integer is a bare `-0`.
+
+    Keys: every key the line holds is in `encoded` (the Structs refuse unknown keys, free-form
+    values keep each distinct key once). A `:` in JSON text is either the one after a key or a
+    character of a string, and a string's `:` is written literally unless escaped `\\u003a`.
+    With no such escape in the line, the line's `:` count minus the decoded strings' colons is
+    the number of keys it holds; `encoded` (which never escapes `:`) has the same strings, so the
+    two counts are equal exactly when no key was dropped, i.e. none repeats.
+
+    `-0`: it decodes as the integer 0 (serde_json reads a float). Without floats and without
+    `\\u002d`/`\\u0030` escapes, a bare `-0` is the one `-0` the encoding lacks; with floats (whose
+    re-encoding may add or drop one, `1e-5` -> `1e-05`) a token scan decides.
+    """
+    if data.count(b":") != encoded.count(b":"):
+        return False
+    if b"\\" in data and (b"\\u003" in data or b"\\u002" in data):
+        return False  # an escaped `:`, `-` or digit (no common writer): the exact path decides
+    minus_zero = data.count(b"-0")  # (count is cheaper than `in` for a two-byte needle)
+    if not minus_zero:
+        return True
+    if floats:
+        return _BARE_MINUS_ZERO.search(data) is None
+    return minus_zero == encoded.count(b"-0")
 
 
 def _int_doubtful(value: int) -> bool:
@@ -358,21 +403,11 @@ def _free_form_doubtful(item: Any, free: tuple[str, ...], data: bytes | bytearra
                 if _int_doubtful(inner):
                     return True
             elif kind is dict or kind is list:
-                if data.count(b"[") + data.count(b"{") >= SCREEN_DEPTH_BRACKETS:
-                    return True
-                return _nested_doubtful(value)
-    return False
-
-
-def _nested_doubtful(value: Any) -> bool:
-    """An integer past 64 bits anywhere in a nested value (its depth is already bounded)."""
-    kind = type(value)
-    if kind is int:
-        return _int_doubtful(value)
-    if kind is dict:
-        return any(_nested_doubtful(v) for v in value.values())
-    if kind is list:
-        return any(_nested_doubtful(v) for v in value)
+                # nested: bound the depth and look for long integers in the text, not the tree
+                return (
+                    data.count(b"[") + data.count(b"{") >= SCREEN_DEPTH_BRACKETS
+                    or _LONG_DIGITS.search(data) is not None
+                )
     return False
 
 
