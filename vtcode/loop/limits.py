@@ -30,6 +30,8 @@ class Limits:
     output_schema_retries: int = 2
     # consecutive read-only calls of one response run together, this many at once (0 = all)
     max_parallel_tool_calls: int = 1
+    # consecutive replies with no tool call after which the run, asked to go on, stalls (0 = off)
+    idle_turn_limit: int = 0
 
     @classmethod
     def from_config(
@@ -54,6 +56,7 @@ class Limits:
             nudge_unfinished=h.continuation_policy is not ContinuationPolicy.OFF,
             output_schema_retries=config.agent.output_schema_retries,
             max_parallel_tool_calls=h.max_parallel_tool_calls,
+            idle_turn_limit=config.agent.idle_turn_limit,
         )
 
 
@@ -135,9 +138,22 @@ class LimitWatch:
         self._repeats = 0
         # writes that succeeded this user turn, as name + arguments (a repeat gets a note)
         self.succeeded_writes: set[str] = set()
+        self.idle_turns = 0  # consecutive responses with no tool call
+
+    def saw_response(self, *, had_tool_calls: bool) -> None:
+        self.idle_turns = 0 if had_tool_calls else self.idle_turns + 1
+
+    def stalled(self) -> Outcome | None:
+        """Before asking the model again: the idle-turn limit, reached by replies that only
+        talked (the harness kept the run going: a nudge, a retry, a revision round, a hook)."""
+        lim = self.limits.idle_turn_limit
+        if lim and self.idle_turns >= lim:
+            return Outcome(OutcomeKind.STALLED, limit=lim, actual=self.idle_turns)
+        return None
 
     def reset(self) -> None:
         """A new user turn starts counting afresh."""
+        self.idle_turns = 0
         self.tool_loops = 0
         self._signature, self._repeats = None, 0
         self.succeeded_writes.clear()

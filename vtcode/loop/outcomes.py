@@ -31,6 +31,8 @@ class OutcomeKind(enum.Enum):
     UNFINISHED_NO_ACTION = ("unfinished_no_action", Subtype.ERROR_DURING_EXECUTION)
     # the final answer never matched `--output-schema`, even after the retries it was given
     OUTPUT_SCHEMA_INVALID = ("output_schema_invalid", Subtype.ERROR_DURING_EXECUTION)
+    # `agent.idle_turn_limit` consecutive replies with no tool call, and the run was to go on
+    STALLED = ("stalled", Subtype.ERROR_DURING_EXECUTION)
     # a line of streamed input (`exec --input-format stream-json`) was not a user message
     INPUT_ERROR = ("input_error", Subtype.ERROR_DURING_EXECUTION)
     # Interactive session ends
@@ -121,6 +123,11 @@ class Outcome:
             )
         if k is OutcomeKind.UNFINISHED_NO_ACTION:
             return f"Stopped: nothing was done ({self.detail or 'no tool ran'})"
+        if k is OutcomeKind.STALLED:
+            return (
+                f"Stopped: stalled, {_n(self.actual)} consecutive turns with no tool call "
+                f"(agent.idle_turn_limit = {_n(self.limit)})"
+            )
         if k is OutcomeKind.OUTPUT_SCHEMA_INVALID:
             return (
                 "Stopped: the final answer does not match the output schema after "

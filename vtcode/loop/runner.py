@@ -219,6 +219,7 @@ class Runner:
         self.recorder.emit(
             InterjectedEvent(source=InterjectionSource.QUEUE, image_count=message.images)
         )
+        self.watch.idle_turns = 0  # the user gave new work: earlier idle replies do not count
         self.append(message)
 
     def _request(self) -> ModelRequest:
@@ -247,6 +248,10 @@ class Runner:
 
     def _step_turn(self) -> None:
         rec = self.recorder
+        stalled = self.watch.stalled() if self.chat is None else None
+        if stalled is not None:
+            self._stop(stalled)
+            return
         if not rec.turn_open and self.chat is not None:
             self.chat.begin()  # a steering follow-up is a user turn of its own
         elif not rec.turn_open:
@@ -357,6 +362,7 @@ class Runner:
         if content.strip():
             self.final_text = content
         self.pending_calls = pairs
+        self.watch.saw_response(had_tool_calls=bool(tool_calls))
         unusable = unusable_reply(
             completed.stop_reason, content, bool(tool_calls), calls_from_text=from_text
         )
