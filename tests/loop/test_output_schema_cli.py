@@ -248,6 +248,35 @@ def _anthropic_sse(answer: dict[str, Any], prose: str = "") -> bytes:
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
+def test_anthropic_with_thinking_offers_the_tool_without_forcing_it(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    schema = _setup(tmp_path, sse_server, "anthropic")
+    sse_server.queue(ScriptedReply.sse_bytes(_anthropic_sse(json.loads(GOOD))))
+    code, _, stderr = _exec(tmp_path, "--output-schema", str(schema), "--effort", "low", "go")
+    assert code == 0, stderr
+    body = sse_server.requests[0].json()
+    judge_anthropic(body)
+    assert body["tool_choice"] == {"type": "auto"} and body["thinking"]["type"] == "enabled"
+
+
+def test_a_schema_that_is_not_an_object_is_not_sent_to_anthropic_but_still_checked(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _setup(tmp_path, sse_server, "anthropic")
+    schema = tmp_path / "list.json"
+    schema.write_text('{"type": "array", "items": {"type": "string"}}')
+    text = ScriptedReply.sse_file("anthropic_text.sse")
+    sse_server.queue(text)
+    code, events, _ = _exec(
+        tmp_path, "--output-schema", str(schema), "-c", "agent.output_schema_retries=0", "go"
+    )
+    assert code == 1 and events[-1]["outcome_code"] == "output_schema_invalid"
+    body = sse_server.requests[0].json()
+    assert "tool_choice" not in body
+    assert all(t["name"] != "structured_output" for t in body.get("tools", []))
+
+
 def test_anthropic_answers_through_the_forced_tool(tmp_path: Path, sse_server: SSEServer) -> None:
     schema = _setup(tmp_path, sse_server, "anthropic")
     sse_server.queue(
@@ -279,6 +308,10 @@ def test_anthropic_answers_through_the_forced_tool(tmp_path: Path, sse_server: S
         (b"\xff\xfe{}", "not UTF-8"),
         (None, "not a regular file"),
         ("missing", "cannot read the output schema"),
+        ('{"$ref": "https://example.com/s.json"}', "only references inside the file"),
+        ('{"properties": {"a": {"$ref": "#/$defs/nope"}}}', "'#/$defs/nope' does not resolve"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"items": ' * 3000 + "{}" + "}" * 3000, "nested too deeply"),
     ],
 )
 def test_a_bad_schema_file_is_exit_2_before_anything_runs(

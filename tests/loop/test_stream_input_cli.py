@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -143,6 +144,65 @@ def test_each_turn_streams_before_the_next_line_is_read(
             proc.wait()
 
 
+def _spawn(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "vtcode", *ARGS, *STREAM, *extra],
+        cwd=tmp_path,
+        env=_env(tmp_path, ENV),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+
+
+def test_sigint_while_waiting_for_the_next_line_ends_the_session(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _setup(tmp_path, sse_server, 1)
+    proc = _spawn(tmp_path)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write('{"type":"user","text":"one"}\n')
+        proc.stdin.flush()
+        _read_until(proc, "turn.completed", time.monotonic() + 60)
+        proc.send_signal(signal.SIGINT)  # stdin stays open: vtcode is waiting for a line
+        rest = _read_until(proc, "thread.completed", time.monotonic() + 30)
+        assert (rest[-1]["subtype"], rest[-1]["outcome_code"]) == ("cancelled", "cancelled")
+        assert proc.wait(30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_output_schema_applies_to_each_streamed_turn(tmp_path: Path, sse_server: SSEServer) -> None:
+    _setup(tmp_path, sse_server, 0)
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object", "required": ["ok"]}')
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse('{"ok": 1}')),
+        ScriptedReply.sse_bytes(chat_sse("no")),
+        ScriptedReply.sse_bytes(chat_sse('{"ok": 2}')),
+        ScriptedReply.sse_bytes(chat_sse("no")),
+        ScriptedReply.sse_bytes(chat_sse("still no")),
+    )
+    stdin = "".join(f'{{"type":"user","text":"q{n}"}}\n' for n in range(3))
+    proc = vtcode(
+        [*ARGS, *STREAM, "--output-schema", str(schema), "-c", "agent.output_schema_retries=1"],
+        tmp_path,
+        env=ENV,
+        input=stdin,
+    )
+    events = raw_events(proc.stdout)
+    kinds = [e["type"] for e in events]
+    # turn 1 valid; turn 2 valid after one retry; turn 3 never: the session ends with it
+    assert kinds.count("turn.completed") == 2 and kinds.count("turn.failed") == 1
+    assert len(sse_server.requests) == 5
+    assert (events[-1]["outcome_code"], proc.returncode) == ("output_schema_invalid", 1)
+
+
 def test_a_malformed_line_is_exit_2_naming_it_and_keeps_the_turns_before(
     tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
 ) -> None:
@@ -219,3 +279,20 @@ def test_input_is_bounded_and_a_prompt_argument_is_refused(
     assert not sse_server.requests
     proc = vtcode([*ARGS, *STREAM, "a prompt"], tmp_path, env=ENV, input=big)
     assert proc.returncode == 2 and "give no PROMPT" in proc.stderr
+
+
+def test_resume_continues_a_session_from_streamed_lines(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _setup(tmp_path, sse_server, 2)
+    first = vtcode([*ARGS, "hello"], tmp_path, env=ENV)
+    assert first.returncode == 0, first.stderr
+    proc = vtcode(
+        ["exec", "resume", SESSION, "--json", "--provider", "local", *STREAM],
+        tmp_path,
+        env=ENV,
+        input='{"type":"user","text":"and then"}\n',
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert raw_events(proc.stdout)[-1]["result"] == "answer 2"
+    assert _user_texts(sse_server.requests[1].json()) == ["hello", "and then"]

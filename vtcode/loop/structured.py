@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
 from vtcode.errors import UsageError
 from vtcode.events.enums import HarnessEventKind
@@ -77,6 +78,8 @@ def load_output_schema(path: Path, *, option: str) -> OutputSchema:
         schema = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise UsageError("the output schema is not UTF-8 text", location=where) from None
+    except RecursionError:
+        raise UsageError("the output schema is nested too deeply", location=where) from None
     except json.JSONDecodeError as e:
         raise UsageError(
             f"the output schema is not JSON: {e.msg}", location=f"{where}:{e.lineno}:{e.colno}"
@@ -85,6 +88,8 @@ def load_output_schema(path: Path, *, option: str) -> OutputSchema:
         raise UsageError("the output schema must be a JSON object", location=where)
     try:
         Draft202012Validator.check_schema(schema)
+    except RecursionError:
+        raise UsageError("the output schema is nested too deeply", location=where) from None
     except SchemaError as e:
         at = "/".join(str(p) for p in e.absolute_path) or "(root)"
         raise UsageError(
@@ -93,7 +98,42 @@ def load_output_schema(path: Path, *, option: str) -> OutputSchema:
         ) from None
     if isinstance(schema, bool):
         raise UsageError("the output schema must be a JSON object", location=where)
+    _check_refs(schema, where)
     return OutputSchema(name=_schema_name(schema), schema=schema)
+
+
+def _check_refs(schema: dict[str, Any], where: str) -> None:
+    """Every `$ref` must point inside the file and resolve: vtcode fetches no schema from
+    elsewhere, and a reference that cannot be resolved would fail only when an answer
+    reaches it, mid-run."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    base = "urn:vtcode:output-schema"
+    resolver = Registry().with_resource(base, DRAFT202012.create_resource(schema)).resolver(base)
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+            ref = node.get("$ref")
+            if not isinstance(ref, str):
+                continue
+            if not ref.startswith("#"):
+                raise UsageError(
+                    f"the output schema refers to {ref!r}: only references inside the file"
+                    " (#...) are supported",
+                    location=where,
+                )
+            try:
+                resolver.lookup(ref)
+            except Unresolvable:
+                raise UsageError(
+                    f"the output schema's reference {ref!r} does not resolve", location=where
+                ) from None
 
 
 def _schema_name(schema: dict[str, Any]) -> str:
@@ -113,7 +153,7 @@ def answer_json(text: str) -> tuple[str, Any] | None:
         candidate = candidate.strip()
         try:
             value, end = decoder.raw_decode(candidate)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if end == len(candidate):
             return candidate, value
@@ -127,7 +167,12 @@ def schema_errors(schema: OutputSchema, text: str) -> tuple[str | None, list[str
         return None, ["the answer is not a JSON value"]
     json_text, value = found
     validator = Draft202012Validator(schema.schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: str(list(e.absolute_path)))
+    except RecursionError:
+        return json_text, ["the answer is nested too deeply to check"]
+    except Unresolvable as bad:  # a reference the load-time check could not see (nested $id)
+        return json_text, [f"the schema cannot be applied: {bad}"]
     lines = []
     for e in errors[:_MAX_ERRORS]:
         at = "/".join(str(p) for p in e.absolute_path)

@@ -154,7 +154,9 @@ class StreamedTurns(Interaction):
         # Everything of the last turn is written (and on stdout) before the next line is read.
         self._settle()
         try:
-            text = self.lines.next_message()
+            # A signal while waiting for the script's next line ends the session (130) at once.
+            with runner.cancel.interruptible():
+                text = self.lines.next_message()
         except UsageError as e:
             self.input_error = e
             return UserAction(leave=Outcome(OutcomeKind.INPUT_ERROR, detail=str(e)))
