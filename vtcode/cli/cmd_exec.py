@@ -10,7 +10,12 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_exec_words, complete_script
 from vtcode.cli.context import AppContext
-from vtcode.cli.exec_opts import model_options, overrides_option
+from vtcode.cli.exec_opts import (
+    instruction_overrides,
+    model_options,
+    no_instructions_option,
+    overrides_option,
+)
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 if TYPE_CHECKING:
@@ -108,6 +113,7 @@ def _read_prompt(words: list[str]) -> str | None:
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
 @sandbox_option
+@no_instructions_option
 @click.pass_obj
 def exec_cmd(
     app: AppContext,
@@ -130,6 +136,7 @@ def exec_cmd(
     use_last: bool,
     fork: bool,
     sandbox_mode: str | None,
+    no_instructions: bool,
 ) -> int:
     """Run an agent loop headless until it completes.
 
@@ -191,7 +198,9 @@ def exec_cmd(
         script = _script_ref(script, app.workspace)
     elif resume is not None and provider is None:
         provider, script = _remembered_script(app.workspace, resume)
-    app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
+    app.add_overrides(
+        (*overrides, *sandbox_overrides(sandbox_mode), *instruction_overrides(no_instructions))
+    )
     loaded = app.loaded_config()
     answer = FinalAnswerSink()
     sinks: list[Exporter] = [answer]

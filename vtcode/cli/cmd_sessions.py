@@ -74,6 +74,18 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
     sys.stdout.flush()
 
 
+def _instruction_list(files: list[dict[str, Any]]) -> str:
+    """`AGENTS.md (120 bytes), a/AGENTS.md (32768 of 40000 bytes)`, or `none`."""
+    if not files:
+        return "none"
+    return ", ".join(
+        f"{_clean(f['label'])} ({f['bytes']} bytes)"
+        if f["used_bytes"] >= f["bytes"]
+        else f"{_clean(f['label'])} ({f['used_bytes']} of {f['bytes']} bytes)"
+        for f in files
+    )
+
+
 @sessions.command("show")
 @click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
@@ -105,6 +117,8 @@ def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | N
     _out(f"updated   {_clean(s.updated_at or '-')}")
     span = f"seq {tl.first_seq}-{tl.last_seq}" if tl.first_seq else "no events"
     _out(f"events    {s.events} ({span}), {s.turns} closed turns")
+    for run in tl.runs:
+        _out(f"run {run['number']}     instructions: {_instruction_list(run['instructions'])}")
     for t in tl.turns:
         usage = t.usage or {}
         use = (

@@ -21,7 +21,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 __all__ = [
     "exec_args",
     "exec_model_options",
+    "instruction_overrides",
     "model_options",
+    "no_instructions_option",
     "overrides_option",
     "provider_option",
 ]
@@ -45,6 +47,21 @@ _OVERRIDES = click.option(
     metavar="KEY=VALUE",
     help="Override a config key for this run (same as the global -c).",
 )
+
+
+no_instructions_option = click.option(
+    "--no-instructions",
+    is_flag=True,
+    help=(
+        "Read no AGENTS.md files this run (as -c agent.instructions.enabled=false),"
+        ' e.g. vtcode exec --no-instructions "..."'
+    ),
+)
+
+
+def instruction_overrides(no_instructions: bool) -> tuple[str, ...]:
+    """The config overrides `--no-instructions` stands for."""
+    return ("agent.instructions.enabled=false",) if no_instructions else ()
 
 
 def model_options(func: F) -> F:

@@ -135,6 +135,28 @@ class SubagentSpec:
     ] = None
 
 
+# The byte cap of the project instructions put into the system prompt (Codex's default).
+DEFAULT_INSTRUCTIONS_MAX_BYTES = 32 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstructionsConfig:
+    """`[agent.instructions]`: project instructions (AGENTS.md) in the system prompt."""
+
+    enabled: Annotated[
+        bool, Doc("read AGENTS.md files into the system prompt (--no-instructions: off for a run)")
+    ] = True
+    fallback_files: Annotated[
+        list[str],
+        Doc("file names read in a folder without AGENTS.override.md or AGENTS.md, e.g. CLAUDE.md"),
+    ] = field(default_factory=list)
+    max_bytes: Annotated[
+        int,
+        IntRange(0, 1 << 20),
+        Doc("bytes of instructions at most, all files together; the rest is cut with a warning"),
+    ] = DEFAULT_INSTRUCTIONS_MAX_BYTES
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentConfig:
     """`[agent]`: provider, model and the harness."""
@@ -170,6 +192,7 @@ class AgentConfig:
     output_schema_retries: Annotated[
         U32, Doc("more turns given to a final answer that does not match the output schema")
     ] = 2
+    instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
     harness: HarnessConfig = field(default_factory=HarnessConfig)
     open_responses: OpenResponsesConfig = field(default_factory=OpenResponsesConfig)
     subagents: Annotated[

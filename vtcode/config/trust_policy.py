@@ -226,6 +226,10 @@ POLICY: dict[str, Rule] = {
     # a file whose content is sent to the provider: a workspace could name a secret JSON file
     "agent.output_schema": EGRESS,
     "agent.output_schema_retries": CAP,
+    # Instructions are content, never policy (docs/security.md): a workspace may choose them.
+    "agent.instructions.enabled": NEUTRAL,
+    "agent.instructions.fallback_files": NEUTRAL,
+    "agent.instructions.max_bytes": NEUTRAL,
     "agent.harness.max_tool_calls_per_turn": CAP0,
     "agent.harness.max_tool_wall_clock_secs": CAP0,
     "agent.harness.max_tool_retries": CAP,

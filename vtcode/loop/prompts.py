@@ -55,6 +55,13 @@ When the task is done and checked, reply with a one-line summary and no tool cal
 the run."""
 
 
-def system_prompt(base: str = EXEC_SYSTEM_PROMPT, orientation: str | None = None) -> str:
-    """The frozen system prompt of a request segment: instructions, then orientation."""
-    return base if not orientation else f"{base}\n\n{orientation}"
+def system_prompt(
+    base: str = EXEC_SYSTEM_PROMPT,
+    orientation: str | None = None,
+    *,
+    sections: Sequence[str | None] = (),
+) -> str:
+    """The frozen system prompt of a request segment: the base instructions, the run's own
+    sections (project instructions, appended text), then orientation."""
+    parts = [base, *(s for s in sections if s), *([orientation] if orientation else [])]
+    return "\n\n".join(parts)

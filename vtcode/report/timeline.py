@@ -105,6 +105,8 @@ def _run(run: RunView) -> dict[str, Any]:
         "prompt": rec.prompt if rec else None,
         "provider": rec.provider if rec else None,
         "model": rec.model if rec else None,
+        "instructions": [dataclasses.asdict(f) for f in rec.instructions] if rec else [],
+        "instructions_digest": rec.instructions_digest if rec else None,
         "num_turns": run.num_turns,
         "usage": encode(run.usage),
         "total_cost_usd": run.cost,

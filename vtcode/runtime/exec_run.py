@@ -43,6 +43,7 @@ from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.messages import Message, OutputSchema
+from vtcode.orient.instructions import Instructions, discover_instructions
 from vtcode.orient.loop_state import loop_step_sessions
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
@@ -52,7 +53,7 @@ from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.resume_check import refuse_invalid_log
 from vtcode.sandbox import Sandbox, SandboxState
 from vtcode.store import DispatchGate, SessionWriter, read_session_events
-from vtcode.store.artifacts import record_run
+from vtcode.store.artifacts import InstructionRecord, record_run
 from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import open_for_append
 from vtcode.store.gate import Exporter
@@ -265,6 +266,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
     if hasattr(writer, "record_sandbox"):
         writer.record_sandbox(sandbox.to_json())  # the manifest records the effective sandbox
 
+    # Read once: frozen into every segment of this run (a changed file counts from the next run).
+    instructions = discover_instructions(req.workspace, cfg.agent.instructions)
+
     record_run(
         req.workspace,
         session_id,
@@ -273,6 +277,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
         provider=provider.name,
         model=provider.model,
         script=req.script if provider.name == "replay" else None,  # `exec resume` replays it
+        instructions=_instruction_records(instructions),
+        instructions_digest=instructions.digest() if instructions.files else None,
     )
     executor = None
     mcp = None
@@ -334,6 +340,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
             )
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
             executor.notices = registry.exec_sessions.take_notices
+        if instructions.warnings:  # a cut or skipped instruction file: warned after thread.started
+            executor.notices = _joined(executor.notices, _once(list(instructions.warnings)))
         if mcp_plan is not None:
             from vtcode.mcp.manager import McpManager
 
@@ -353,6 +361,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             system_prompt=lambda orientation: system_prompt(
                 req.system_prompt or exec_system_prompt(req.workspace, [t.name for t in catalog()]),
                 orientation,
+                sections=(instructions.section(),),
             ),
             history=history,
             prompt=req.prompt,
@@ -435,6 +444,32 @@ def _retain(req: ExecRequest, cfg: VtcodeConfig, session_id: str) -> None:
 def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]:
     """One notices callable over several (the exec sessions' and the MCP manager's)."""
     return lambda: [text for source in sources if source is not None for text in source()]
+
+
+def _once(texts: list[str]) -> Callable[[], list[str]]:
+    """A notices source that gives `texts` the first time it is asked, then nothing."""
+    pending = list(texts)
+
+    def take() -> list[str]:
+        out = pending[:]
+        pending.clear()
+        return out
+
+    return take
+
+
+def _instruction_records(found: Instructions) -> list[InstructionRecord]:
+    return [
+        InstructionRecord(
+            path=str(f.path),
+            label=f.label,
+            scope=f.scope,
+            bytes=f.size,
+            used_bytes=f.used,
+            sha256=f.sha256,
+        )
+        for f in found.files
+    ]
 
 
 def _sandbox_state(cfg: VtcodeConfig) -> SandboxState:

@@ -26,7 +26,7 @@ import contextlib
 import difflib
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from vtcode.clock import rfc3339
@@ -48,6 +48,18 @@ NO_NEWLINE = "\\ No newline at end of file"
 
 
 @dataclass(frozen=True, slots=True)
+class InstructionRecord:
+    """One instruction file a run used (see vtcode.orient.instructions)."""
+
+    path: str
+    label: str
+    scope: str  # user | project
+    bytes: int
+    used_bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """How one run of a session started."""
 
@@ -59,6 +71,11 @@ class RunRecord:
     # The replay script the run played (a shipped name or an absolute path): `exec resume`
     # without --script plays it again instead of the default script.
     script: str | None = None
+    # The instruction files (AGENTS.md) this run's system prompt holds, and the sha256 of that
+    # section: `sessions show` lists them, and a changed digest between runs explains a new
+    # request segment after `exec resume`.
+    instructions: list[InstructionRecord] = field(default_factory=list)
+    instructions_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +129,21 @@ def record_run(
     provider: str | None,
     model: str | None,
     script: str | None = None,
+    instructions: list[InstructionRecord] | None = None,
+    instructions_digest: str | None = None,
 ) -> None:
     """Note how a run starts (called once the session's writer is open, before its first event)."""
     clipped = None if prompt is None else _clip(prompt)
-    record = RunRecord(rfc3339(), first_seq, clipped, provider, model, script)
+    record = RunRecord(
+        rfc3339(),
+        first_seq,
+        clipped,
+        provider,
+        model,
+        script,
+        instructions=list(instructions or []),
+        instructions_digest=instructions_digest,
+    )
     _append(workspace, session_id, RUNS, record)
 
 
@@ -204,7 +232,34 @@ def read_runs(workspace: Path, session_id: str) -> list[RunRecord]:
             prompt, provider, model, script = (
                 _str(v.get(k)) for k in ("prompt", "provider", "model", "script")
             )
-            out.append(RunRecord(ts, seq, prompt, provider, model, script))
+            out.append(
+                RunRecord(
+                    ts,
+                    seq,
+                    prompt,
+                    provider,
+                    model,
+                    script,
+                    instructions=_instruction_records(v.get("instructions")),
+                    instructions_digest=_str(v.get("instructions_digest")),
+                )
+            )
+    return out
+
+
+def _instruction_records(value: object) -> list[InstructionRecord]:
+    """The instruction files of a run record (entries of the wrong shape skipped)."""
+    out: list[InstructionRecord] = []
+    for v in value if isinstance(value, list) else []:
+        if not isinstance(v, dict):
+            continue
+        path, label, scope, sha = (_str(v.get(k)) for k in ("path", "label", "scope", "sha256"))
+        size, used = v.get("bytes"), v.get("used_bytes")
+        if path is None or label is None or scope is None or sha is None:
+            continue
+        if not (isinstance(size, int) and isinstance(used, int)):
+            continue
+        out.append(InstructionRecord(path, label, scope, size, used, sha))
     return out
 
 

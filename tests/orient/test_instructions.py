@@ -1,0 +1,129 @@
+"""Project instructions (issue 24 item 1): AGENTS.md files reach the model's system prompt.
+
+Each test drives the real CLI against a recording OpenAI-compatible server on 127.0.0.1 and
+reads the system prompt the model was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import vtcode
+
+
+def _config(home: Path, server: SSEServer) -> None:
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(
+        '[agent]\nprovider = "local"\n\n[providers.local]\nkind = "openai"\n'
+        f'base_url = "{server.url}/v1"\nmodel = "m"\n'
+    )
+
+
+def _system(server: SSEServer, index: int = -1) -> str:
+    messages = server.requests[index].json()["messages"]
+    assert messages[0]["role"] == "system"
+    return str(messages[0]["content"])
+
+
+def _repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A git repository with AGENTS.md at its root and in each of three nested folders."""
+    repo = tmp_path / "repo"
+    deep = repo / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "AGENTS.md").write_text("ROOT-RULE: use tabs\n")
+    (repo / "a" / "AGENTS.md").write_text("A-RULE\n")
+    (repo / "a" / "b" / "AGENTS.md").write_text("B-RULE\n")
+    (repo / "a" / "b" / "AGENTS.override.md").write_text("B-OVERRIDE\n")
+    (deep / "AGENTS.md").write_text("C-RULE\n")
+    return repo, deep
+
+
+def test_nested_files_root_first_override_wins_and_user_file(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _, deep = _repo(tmp_path)
+    home = deep / ".home"
+    _config(home, sse_server)
+    (home / "AGENTS.md").write_text("USER-RULE\n")
+    sse_server.queue(ScriptedReply.sse_file("llamacpp_openai_text.sse"))
+    run = vtcode(["exec", "-q", "--session-id", "s1", "hi"], deep)
+    assert run.returncode == 0, run.stderr
+    prompt = _system(sse_server)
+    section = prompt.split("# Project instructions", 1)[1]
+    order = [section.index(m) for m in ("USER-RULE", "ROOT-RULE", "A-RULE", "B-OVERRIDE")]
+    assert order == sorted(order)
+    assert section.index("B-OVERRIDE") < section.index("C-RULE")
+    assert "B-RULE" not in prompt  # the override wins in its folder
+    assert "## a/b/AGENTS.override.md" in section and "## a/b/c/AGENTS.md" in section
+    assert str(tmp_path) not in section  # labels are repository-relative
+
+    show = vtcode(["sessions", "show", "--json", "s1"], deep)
+    assert show.returncode == 0, show.stderr
+    run0 = json.loads(show.stdout)["runs"][0]
+    labels = [f["label"] for f in run0["instructions"]]
+    assert labels == [
+        "$VTCODE_HOME/AGENTS.md",
+        "AGENTS.md",
+        "a/AGENTS.md",
+        "a/b/AGENTS.override.md",
+        "a/b/c/AGENTS.md",
+    ]
+    assert run0["instructions"][1]["bytes"] == len("ROOT-RULE: use tabs\n")
+
+
+def test_cap_cuts_with_a_warning_and_no_instructions_turns_it_off(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    repo, deep = _repo(tmp_path)
+    home = deep / ".home"
+    _config(home, sse_server)
+    (repo / "a" / "AGENTS.md").write_text("A" * 40_000 + "TAIL-NOT-SENT\n")
+    sse_server.queue(*(ScriptedReply.sse_file("llamacpp_openai_text.sse") for _ in range(2)))
+    run = vtcode(["exec", "--json", "--session-id", "s1", "hi"], deep)
+    assert run.returncode == 0, run.stderr
+    prompt = _system(sse_server)
+    assert "TAIL-NOT-SENT" not in prompt and "C-RULE" not in prompt
+    assert "ROOT-RULE" in prompt
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    warnings = [
+        e["item"]["message"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "error"
+    ]
+    assert len(warnings) == 1
+    assert "32768 bytes at most" in warnings[0] and "a/AGENTS.md (" in warnings[0]
+    assert "a/b/c/AGENTS.md (0 of 7 bytes)" in warnings[0]
+
+    off = vtcode(["exec", "-q", "--no-instructions", "hi"], deep)
+    assert off.returncode == 0, off.stderr
+    assert "Project instructions" not in _system(sse_server)
+
+
+def test_change_on_resume_reaches_the_next_run_and_a_link_out_is_skipped(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _config(ws / ".home", sse_server)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET\n")
+    os.symlink(secret, ws / "AGENTS.md")
+    (ws / "CLAUDE.md").write_text("CLAUDE-RULE v1\n")
+    sse_server.queue(*(ScriptedReply.sse_file("llamacpp_openai_text.sse") for _ in range(2)))
+    args = ["-c", 'agent.instructions.fallback_files=["CLAUDE.md"]']
+    first = vtcode(["exec", "-q", *args, "--session-id", "s1", "hi"], ws)
+    assert first.returncode == 0, first.stderr
+    assert "TOP-SECRET" not in _system(sse_server)
+    assert "CLAUDE-RULE v1" in _system(sse_server)
+    (ws / "CLAUDE.md").write_text("CLAUDE-RULE v2\n")
+    again = vtcode(["exec", "-q", *args, "resume", "s1", "more"], ws)
+    assert again.returncode == 0, again.stderr
+    assert "CLAUDE-RULE v2" in _system(sse_server) and "v1" not in _system(sse_server)
+    show = json.loads(vtcode(["sessions", "show", "--json", "s1"], ws).stdout)
+    digests = [r["instructions_digest"] for r in show["runs"]]
+    assert len(digests) == 2 and digests[0] != digests[1] and None not in digests
