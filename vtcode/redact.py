@@ -188,12 +188,14 @@ def collect_secrets(
 _remembered: frozenset[str] = frozenset()
 
 
-def remember_secrets(envs: Iterable[Mapping[str, str]]) -> None:
+def remember_secrets(envs: Iterable[Mapping[str, str]], values: Iterable[str] = ()) -> None:
     """Treat the secret-named values of these variable tables as secrets for the rest of the
     process: the configuration's own (`[shell_environment_policy] set`, `[mcp.servers.*] env`)
-    never reach vtcode's environment, yet a command or a server can print them."""
+    never reach vtcode's environment, yet a command or a server can print them. `values` are
+    secrets whatever their names (an MCP server's bearer token, its credential headers)."""
     global _remembered
     found = {v for env in envs for v in collect_secrets(env)}
+    found.update(v.strip() for v in values if len(v.strip()) >= MIN_SECRET_LEN)
     _remembered = _remembered | found
 
 

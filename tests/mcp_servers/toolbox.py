@@ -7,6 +7,12 @@ exits before serving with a message on stderr, `--hang-on-start` never answers `
 `--odd-names` also lists tools whose names providers would refuse, `--started-file PATH` is
 created when `slow` starts (a real signal to interrupt on), `--start-delay SECS` is a server that
 takes that long before it serves (a slow start under load).
+
+`--http PORT_FILE` serves MCP over streamable HTTP on 127.0.0.1 instead of stdio (port chosen by
+the kernel, written to PORT_FILE once the socket listens); with it, `--require-bearer-env NAME`
+answers 401 unless `Authorization: Bearer <value of NAME>` is sent, `--request-log PATH` appends
+each request's method, path and headers as a JSON line, and the `whoami` tool returns the
+Authorization header it was called with (a server that echoes a secret back).
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ parser.add_argument("--hang-on-start", action="store_true")
 parser.add_argument("--odd-names", action="store_true")
 parser.add_argument("--started-file", help="`slow` creates this file when it starts")
 parser.add_argument("--start-delay", type=float, default=0.0)
+parser.add_argument("--http", metavar="PORT_FILE", help="serve streamable HTTP on 127.0.0.1")
+parser.add_argument("--require-bearer-env", metavar="NAME")
+parser.add_argument("--request-log", metavar="PATH")
 opts = parser.parse_args()
 
 if opts.pid_file:
@@ -94,5 +103,68 @@ if opts.odd_names:
         return "never offered"
 
 
+@server.resource("notes://readme", mime_type="text/markdown")
+def readme() -> str:
+    """The toolbox's notes."""
+    return "# Toolbox\nfour tools and this note"
+
+
+if opts.http:
+    from mcp.server.fastmcp import Context
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
+        """The Authorization header this call came with."""
+        request = ctx.request_context.request
+        return str(request.headers.get("authorization", "") if request is not None else "")
+
+
+def _serve_http(port_file: str) -> None:
+    """Streamable HTTP on a socket bound before uvicorn starts, so the port is known."""
+    import json
+    import socket
+
+    import uvicorn
+
+    app = server.streamable_http_app()
+    expected = os.environ.get(opts.require_bearer_env or "", "")
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http":
+            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+            if opts.request_log:
+                with open(opts.request_log, "a") as f:
+                    f.write(
+                        json.dumps(
+                            {"method": scope["method"], "path": scope["path"], "headers": headers}
+                        )
+                        + "\n"
+                    )
+            if opts.require_bearer_env and headers.get("authorization") != f"Bearer {expected}":
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    tmp = port_file + ".tmp"
+    Path(tmp).write_text(str(sock.getsockname()[1]))
+    os.replace(tmp, port_file)  # readers never see a half-written port
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if opts.http:
+        _serve_http(opts.http)
+    else:
+        server.run("stdio")

@@ -76,7 +76,7 @@ DESCRIPTIONS: dict[str, str] = {
     "store.retention.max_sessions": "closed sessions kept (0 = every one)",
     "store.retention.max_age_days": "closed sessions older than this are removed (0 = never)",
     "store.retention.keep_loop_steps": "sessions of each loop's last N steps are always kept",
-    "mcp.servers": "stdio MCP servers by name",
+    "mcp.servers": "MCP servers by name (stdio `command` or streamable HTTP `url`)",
     "HookMatcher.matcher": "regex on the event's subject; absent: always",
     "HookMatcher.hooks": "commands to run, in order",
     "HookCommand.type": 'kind of hook; only "command"',
@@ -84,10 +84,9 @@ DESCRIPTIONS: dict[str, str] = {
     "HookCommand.argv": "explicit argument vector (instead of command)",
     "HookCommand.shell": "run command through sh -c (user config only)",
     "HookCommand.timeout_seconds": "seconds before the hook is killed",
-    "McpServerConfig.command": "program to start",
+    "McpServerConfig.command": "program to start (stdio; instead of url)",
     "McpServerConfig.args": "its arguments",
     "McpServerConfig.env": "extra environment variables",
-    "McpServerConfig.timeout_seconds": "seconds to wait for a response",
 }
 
 

@@ -448,14 +448,29 @@ class ShellEnvironmentPolicy:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class McpServerConfig:
-    """`[mcp.servers.NAME]`: a stdio MCP server."""
+    """`[mcp.servers.NAME]`: an MCP server, a local program (`command`, stdio) or a remote
+    endpoint (`url`, streamable HTTP); exactly one of the two."""
 
-    command: str
+    command: str = ""
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-    timeout_seconds: float = 30.0
+    url: Annotated[
+        str,
+        Doc('streamable HTTP endpoint (instead of command), e.g. "https://mcp.example.com/mcp"'),
+    ] = ""
+    headers: Annotated[
+        dict[str, str], Doc("HTTP headers sent with every request to url (values hidden)")
+    ] = field(default_factory=dict)
+    bearer_token_env_var: Annotated[
+        str,
+        Doc("environment variable whose value is sent as `Authorization: Bearer` to url"),
+    ] = ""
+    timeout_seconds: Annotated[
+        float, Doc("seconds to wait for the answer to one tool call or resource read")
+    ] = 30.0
     startup_timeout_seconds: Annotated[
-        float, Doc("seconds to start: spawn, initialize, list tools (not a per-call timeout)")
+        float,
+        Doc("seconds to connect (spawn, or reach url), initialize and list tools; not per call"),
     ] = 30.0
 
 

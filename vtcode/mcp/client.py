@@ -1,12 +1,16 @@
-"""One stdio MCP server: its process and `ClientSession`, held open for the whole run.
+"""One MCP server (a stdio process or a streamable-HTTP URL) and its `ClientSession`, held open
+for the whole run.
 
-A holder task enters the SDK's `stdio_client` and `ClientSession` contexts, initializes, lists
-the tools and then waits for `close()`; leaving those contexts is what closes the session and
-ends the process (stdin closed, then SIGTERM/SIGKILL of its process group by the SDK), so all
+A holder task enters the transport (`vtcode.mcp.transport.open_streams`) and `ClientSession`
+contexts, initializes, lists the tools (and the resources, when the server offers them) and then
+waits for `close()`; leaving those contexts is what closes the session and ends the process
+(stdin closed, then SIGTERM/SIGKILL of its process group by the SDK) or the HTTP session, so all
 of it happens in that one task on the run's `LoopThread`. Calls are separate tasks on the same
-loop. A server that exits, or whose pipe breaks, is marked dead once: later calls fail at once
-with the reason, and `on_dead` tells the run (one warning item). The server's stderr goes to a
-pipe whose last few KiB are kept in memory, to explain a failure without filling a disk.
+loop, each raced against the connection's loss. A server that exits, whose pipe or HTTP
+connection breaks, or whose answer stream is cut, is marked dead once: the call in flight and
+later calls fail at once with the reason, and `on_dead` tells the run (one warning item). A stdio
+server's stderr goes to a pipe whose last few KiB are kept in memory, to explain a failure
+without filling a disk.
 """
 
 from __future__ import annotations
@@ -15,21 +19,28 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from vtcode.config.model import McpServerConfig
 
 if TYPE_CHECKING:
     from mcp import ClientSession
-    from mcp.types import CallToolResult, Tool
+    from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
-__all__ = ["McpCallError", "McpServerConnection", "RemoteTool", "ServerUnavailable"]
+__all__ = [
+    "McpCallError",
+    "McpServerConnection",
+    "RemoteResource",
+    "RemoteTool",
+    "ServerUnavailable",
+]
 
 STDERR_TAIL_BYTES = 8192
 MAX_LIST_PAGES = 100  # a server whose cursor never ends must not hang the start
 _CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED (not defined by every 1.x release)
+T = TypeVar("T")
 
 
 class ServerUnavailable(Exception):
@@ -47,6 +58,16 @@ class RemoteTool:
     name: str
     description: str
     input_schema: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RemoteResource:
+    """A resource as the server listed it."""
+
+    uri: str
+    name: str
+    description: str
+    mime_type: str | None
 
 
 class StderrTail:
@@ -131,12 +152,28 @@ def _is_broken_pipe(exc: BaseException) -> bool:
     return isinstance(exc, broken)
 
 
-def _describe(exc: BaseException, command: str) -> str:
-    """One line for why a session ended; the SDK wraps causes in exception groups."""
+def _describe(exc: BaseException, config: McpServerConfig) -> str:
+    """One line for why a session ended; the SDK wraps causes in exception groups. It names the
+    endpoint with its credentials masked and never carries a header value."""
+    import httpx
+
+    from vtcode.config.mask import mask_url
+    from vtcode.mcp.remote import CredentialError
+
     leaves = [e for e in _leaves(exc) if not isinstance(e, asyncio.CancelledError)] or [exc]
     e = leaves[0]
     if isinstance(e, FileNotFoundError | PermissionError):
-        return f"cannot run {command!r}: {e.strerror or e}"
+        return f"cannot run {config.command!r}: {e.strerror or e}"
+    if isinstance(e, CredentialError):
+        return str(e)
+    url = mask_url(config.url)
+    if isinstance(e, httpx.HTTPStatusError):
+        status = e.response.status_code
+        return f"{url} answered HTTP {status} {e.response.reason_phrase}".rstrip()
+    if isinstance(e, httpx.TimeoutException):
+        return f"no answer from {url} in time ({type(e).__name__})"
+    if isinstance(e, httpx.TransportError):
+        return f"cannot reach {url}: {e or type(e).__name__}"
     if _is_broken_pipe(e):
         return "the server closed the connection"
     error = getattr(e, "error", None)  # McpError carries ErrorData
@@ -144,6 +181,15 @@ def _describe(exc: BaseException, command: str) -> str:
         return "the server closed the connection"
     message = getattr(error, "message", None) or str(e) or type(e).__name__
     return f"{type(e).__name__}: {message}" if not error else str(message)
+
+
+def _resource(resource: Resource) -> RemoteResource:
+    return RemoteResource(
+        uri=str(resource.uri),
+        name=resource.name,
+        description=resource.description or getattr(resource, "title", None) or "",
+        mime_type=resource.mimeType,
+    )
 
 
 def _remote(tool: Tool) -> RemoteTool:
@@ -172,6 +218,8 @@ class McpServerConnection:
         self.on_dead = on_dead
         self.reason: str | None = None  # why it is unavailable (None while alive)
         self.tools: list[RemoteTool] = []
+        self.resources: list[RemoteResource] = []
+        self._lost: asyncio.Event | None = None  # set when the server becomes unavailable
         self._session: ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
@@ -196,30 +244,41 @@ class McpServerConnection:
             return
         self.reason = self._with_stderr(reason)
         self._session = None
+        if self._lost is not None:
+            self._lost.set()
         if self.on_dead is not None:
             self.on_dead(self)
 
+    def _on_broken(self, exc: BaseException) -> None:
+        """An HTTP answer stream broke: the server went away mid-answer."""
+        if self._ready is not None and self._ready.is_set() and not self._stopping:
+            self._mark_dead(f"the connection broke during an answer: {exc or type(exc).__name__}")
+
     async def _hold(self) -> None:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import ClientSession
+
+        from vtcode.mcp.transport import open_streams
 
         assert self._ready is not None and self._closing is not None and self._tail is not None
-        params = StdioServerParameters(
-            command=self.config.command,
-            args=list(self.config.args),
-            env=dict(self.config.env),  # over the SDK's minimal default (PATH, HOME, ...)
-            cwd=str(self.workspace),
-        )
         try:
-            async with stdio_client(params, errlog=self._tail.writer) as (read, write):
-                self._tail.close_writer()
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    self.tools = await self._list_tools(session)
-                    self._session = session
-                    self._ready.set()
-                    await self._closing.wait()
-                    self._session = None
+            async with (
+                open_streams(
+                    self.config,
+                    self.workspace,
+                    errlog=self._tail.writer,
+                    on_started=self._tail.close_writer,
+                    on_broken=self._on_broken,
+                ) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                init = await session.initialize()
+                self.tools = await self._list_tools(session)
+                if init.capabilities.resources is not None:
+                    self.resources = await self._list_resources(session)
+                self._session = session
+                self._ready.set()
+                await self._closing.wait()
+                self._session = None
         except asyncio.CancelledError:
             if self.reason is None:
                 self.reason = "stopped"
@@ -228,7 +287,7 @@ class McpServerConnection:
             if self._stopping:
                 self.reason = self.reason or "closed"
             elif self.reason is None:
-                reason = self._with_stderr(_describe(e, self.config.command))
+                reason = self._with_stderr(_describe(e, self.config))
                 if self._ready.is_set():
                     self._mark_dead(reason)
                 else:
@@ -251,12 +310,26 @@ class McpServerConnection:
                 break
         return tools
 
+    @staticmethod
+    async def _list_resources(session: ClientSession) -> list[RemoteResource]:
+        out: list[RemoteResource] = []
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            listing = session.list_resources(cursor) if cursor else session.list_resources()
+            page = await listing
+            out.extend(_resource(r) for r in page.resources)
+            cursor = page.nextCursor
+            if not cursor:
+                break
+        return out
+
     async def start(self) -> list[RemoteTool]:
         """Spawn, initialize and list; raises ServerUnavailable (timeout:
         `startup_timeout_seconds`, its own clock, so a short per-call `timeout_seconds` never
         races a slow start under load)."""
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
+        self._lost = asyncio.Event()
         self._tail = StderrTail()
         self._tail.attach(asyncio.get_running_loop())
         self._task = asyncio.create_task(self._hold(), name=f"mcp:{self.name}")
@@ -274,11 +347,44 @@ class McpServerConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """One `tools/call`; a closed connection marks the server dead (ServerUnavailable)."""
+        session = self._live()
+        return await self._request(session.call_tool(tool, arguments))
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """One `resources/read` (errors as for `call`)."""
+        from pydantic import AnyUrl
+
+        session = self._live()
+        return await self._request(session.read_resource(AnyUrl(uri)))
+
+    def _live(self) -> ClientSession:
         session = self._session
         if session is None or self.reason is not None:
             raise ServerUnavailable(self.reason or "not started")
+        return session
+
+    async def _raced(self, request: Coroutine[Any, Any, T]) -> T:
+        """`request`'s answer, unless the server is lost first (then ServerUnavailable)."""
+        assert self._lost is not None
+        task = asyncio.ensure_future(request)
+        lost = asyncio.ensure_future(self._lost.wait())
         try:
-            return await session.call_tool(tool, arguments)
+            await asyncio.wait({task, lost}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # cancelled: the caller's deadline or the run's cancel
+            task.cancel()
+            raise
+        finally:
+            lost.cancel()
+        if not task.done():  # the server was lost first
+            task.cancel()
+            raise ServerUnavailable(self.reason or "unavailable")
+        return task.result()
+
+    async def _request(self, request: Coroutine[Any, Any, T]) -> T:
+        try:
+            return await self._raced(request)
+        except ServerUnavailable:
+            raise
         except Exception as e:
             if _is_broken_pipe(e):
                 self._mark_dead("the server closed the connection")

@@ -20,6 +20,7 @@ from pathlib import Path
 from vtcode.config.model import McpServerConfig, VtcodeConfig
 from vtcode.errors import ConfigError
 from vtcode.mcp.names import server_name_problem
+from vtcode.mcp.remote import config_problems
 
 __all__ = ["McpPlan", "ServerPlan", "plan_servers", "workspace_servers"]
 
@@ -49,8 +50,8 @@ def _check(name: str, server: McpServerConfig) -> None:
     problem = server_name_problem(name)
     if problem is not None:
         raise ConfigError(problem, location=where)
-    if not server.command.strip():
-        raise ConfigError("empty `command`", location=f"{where}.command")
+    for key, problem in config_problems(server):
+        raise ConfigError(problem, location=f"{where}.{key}" if key else where)
     for key, value in (
         ("timeout_seconds", server.timeout_seconds),
         ("startup_timeout_seconds", server.startup_timeout_seconds),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ from vtcode.loop.prompts import exec_system_prompt, system_prompt
 from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
+from vtcode.mcp.remote import secret_values as mcp_secret_values
 from vtcode.messages import Message, OutputSchema
 from vtcode.orient.instructions import Instructions, discover_instructions
 from vtcode.orient.loop_state import loop_step_sessions
@@ -223,7 +225,10 @@ def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
 
     cfg = req.config
-    remember_secrets([cfg.shell_environment_policy.set, *(s.env for s in cfg.mcp.servers.values())])
+    remember_secrets(
+        [cfg.shell_environment_policy.set, *(s.env for s in cfg.mcp.servers.values())],
+        mcp_secret_values(cfg.mcp.servers.values(), os.environ),
+    )
     history: list[Message] = []
     first_item = 0
     forked_from: str | None = None
