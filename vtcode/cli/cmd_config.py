@@ -78,6 +78,11 @@ def show(app: AppContext, as_json: bool, origin: bool) -> int:
             for d, _ in loaded.decisions:
                 if d.key in origins:  # the value shown is not (only) the workspace's
                     origins[d.key]["workspace"] = str(d.action)
+            from vtcode.config.key_status import STATUS, NoEffect
+
+            for key, entry in origins.items():
+                if isinstance(STATUS.get(key), NoEffect):
+                    entry["no_effect"] = True
             emit_json({"config": data, "origins": origins, "trust": _trust_json(loaded)})
         else:
             emit_json(data)
@@ -85,6 +90,8 @@ def show(app: AppContext, as_json: bool, origin: bool) -> int:
     if not origin:
         click.echo(_toml_document(data), nl=False)
         return 0
+    from vtcode.config.key_status import NO_EFFECT_WARNING, STATUS, NoEffect
+
     marks = {d.key: d for d, _ in loaded.decisions}
     rows = []
     for key, source in loaded.origins().items():
@@ -92,6 +99,8 @@ def show(app: AppContext, as_json: bool, origin: bool) -> int:
         mark = marks.get(key)
         if mark is not None:
             note += f"; workspace value {mark.action}"
+        if isinstance(STATUS.get(key), NoEffect):
+            note += f"; no effect ({NO_EFFECT_WARNING})"
         rows.append((f"{key} = {_toml_value(_lookup(data, key))}", note))
     width = min(max(len(text) for text, _ in rows), 60)
     for text, note in rows:
@@ -249,7 +258,7 @@ def check(app: AppContext, files: tuple[str, ...], as_json: bool) -> int:
             problems = [ConfigProblem(e.message, location=e.location, hint=e.hint)]
         else:
             checked = valid = [str(p) for p in loaded.sources] or ["(defaults only)"]
-            warnings = loaded.warnings
+            warnings = (*loaded.warnings, *loaded.no_effect)
     for file in files:
         name = "<stdin>" if file == "-" else file
         checked.append(name)

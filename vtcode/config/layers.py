@@ -143,6 +143,7 @@ class LoadedConfig:
     warnings: tuple[str, ...] = ()
     decisions: tuple[tuple[Decision, str], ...] = ()  # (what, file:line:col) untrusted workspace
     untrusted_workspace: bool = False  # a workspace layer was read and filtered
+    no_effect: tuple[str, ...] = ()  # one warning per no-effect key set (key_status), any layer
 
     def trust_warnings(self) -> list[str]:
         """One line per workspace key an untrusted workspace could not apply as written."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from vtcode import schemas
 from vtcode.config import keys
+from vtcode.config.key_status import no_effect_warnings
 from vtcode.config.layers import (
     DEFAULTS,
     ConfigInvalid,
@@ -196,6 +197,7 @@ def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False)
     problems: list[ConfigProblem] = []
     fixed = [_apply_aliases(layer, warnings, problems) for layer in layers]
     decisions: list[tuple[Decision, str]] = []
+    no_effect = tuple(no_effect_warnings(fixed))  # before the trust filter: set is set
     if untrusted_workspace:
         fixed = _filter_workspace(fixed, decisions)
     for layer in fixed:
@@ -233,6 +235,7 @@ def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False)
         warnings=tuple(warnings),
         decisions=tuple(decisions),
         untrusted_workspace=untrusted_workspace,
+        no_effect=no_effect,
     )
 
 
@@ -470,4 +473,4 @@ def check_text(text: str, display: str, layer: Layer = Layer.FILE) -> CheckResul
         loaded = resolve([parse_layer(text, Source(layer, path=path), display)])
     except ConfigInvalid as e:
         return CheckResult(e.problems)
-    return CheckResult([], loaded.warnings)
+    return CheckResult([], (*loaded.warnings, *loaded.no_effect))

@@ -35,7 +35,7 @@ from vtcode.messages import Message
 
 __all__ = ["READ_ONLY_TOOLS", "PlanFlow", "Proposal"]
 
-READ_ONLY_TOOLS = ("read_file", "list_files", "grep", "code_search")
+READ_ONLY_TOOLS = ("read_file", "list_files", "grep")
 TASK_TRACKER = Path(".vtcode") / "tasks" / "current_task.md"
 
 _CHOICES: dict[str, PlanApprovalDecision] = {
