@@ -51,7 +51,7 @@ STATUS: dict[str, KeyStatus] = {
     "agent.max_conversation_turns": Consumed("vtcode.interactive.run"),
     "agent.request_timeout_secs": Consumed("vtcode.providers.registry"),
     "agent.stream_idle_timeout_secs": Consumed("vtcode.providers.registry"),
-    "agent.idle_turn_limit": NoEffect(_PENDING_25),
+    "agent.idle_turn_limit": Consumed("vtcode.loop.limits"),
     "agent.output_schema": Consumed("vtcode.runtime.exec_run"),
     "agent.output_schema_retries": Consumed("vtcode.loop.limits"),
     "agent.subagents": Consumed("vtcode.runtime.subagents"),
@@ -59,7 +59,7 @@ STATUS: dict[str, KeyStatus] = {
     "agent.harness.max_tool_calls_per_turn": Consumed("vtcode.loop.limits"),
     "agent.harness.max_tool_wall_clock_secs": Consumed("vtcode.loop.limits"),
     "agent.harness.max_tool_retries": NoEffect(_PENDING_25),
-    "agent.harness.max_parallel_tool_calls": NoEffect(_PENDING_25),
+    "agent.harness.max_parallel_tool_calls": Consumed("vtcode.loop.limits"),
     "agent.harness.auto_compaction_enabled": Consumed("vtcode.runtime.context_part"),
     "agent.harness.auto_compaction_threshold_tokens": Consumed("vtcode.context.thresholds"),
     "agent.harness.auto_compaction_instructions": NoEffect(
@@ -69,11 +69,13 @@ STATUS: dict[str, KeyStatus] = {
         "Anthropic server-side compaction pause; vtcode compacts client-side and never pauses"
     ),
     "agent.harness.compact_on_model_switch": Consumed("vtcode.runtime.context_part"),
-    "agent.harness.tool_result_clearing.enabled": NoEffect(_PENDING_25),
-    "agent.harness.tool_result_clearing.trigger_tokens": NoEffect(_PENDING_25),
-    "agent.harness.tool_result_clearing.keep_tool_uses": NoEffect(_PENDING_25),
-    "agent.harness.tool_result_clearing.clear_at_least_tokens": NoEffect(_PENDING_25),
-    "agent.harness.tool_result_clearing.clear_tool_inputs": NoEffect(_PENDING_25),
+    "agent.harness.tool_result_clearing.enabled": Consumed("vtcode.runtime.context_part"),
+    "agent.harness.tool_result_clearing.trigger_tokens": Consumed("vtcode.runtime.context_part"),
+    "agent.harness.tool_result_clearing.keep_tool_uses": Consumed("vtcode.runtime.context_part"),
+    "agent.harness.tool_result_clearing.clear_at_least_tokens": Consumed(
+        "vtcode.runtime.context_part"
+    ),
+    "agent.harness.tool_result_clearing.clear_tool_inputs": Consumed("vtcode.runtime.context_part"),
     "agent.harness.max_budget_usd": Consumed("vtcode.loop.limits"),
     "agent.harness.budget_warning_threshold": Consumed("vtcode.loop.limits"),
     "agent.harness.continuation_policy": Consumed("vtcode.loop.limits"),
