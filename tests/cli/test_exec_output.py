@@ -220,3 +220,19 @@ def test_a_failed_command_is_not_called_a_success(tmp_path: Path) -> None:
     assert lines[0].startswith("[TOOL DONE] exec_command error "), text.stderr
     assert lines[1].startswith("[COMMAND] exit 3: "), text.stderr
     assert '"success": true' not in text.stderr and '"success":true' not in text.stderr
+
+
+def test_a_scripted_model_prints_no_bill(tmp_path: Path) -> None:
+    """Issue 26: the shipped demo printed `$0.0370`. A replay script without `pricing` has no
+    cost anywhere: no `total_cost_usd` in the log, no `$` in the outcome line."""
+    proc = _exec(tmp_path, "demo", "--json")
+    assert proc.returncode == 0, proc.stderr
+    done = json.loads(proc.stdout.splitlines()[-1])
+    assert done["type"] == "thread.completed"
+    assert done.get("total_cost_usd") is None
+    assert (
+        "total_cost_usd"
+        not in (tmp_path / ".vtcode/sessions" / SESSION / "events.jsonl").read_text()
+    )
+    outcome = [ln for ln in proc.stderr.splitlines() if ln.startswith("[OUTCOME]")]
+    assert outcome and "$" not in outcome[0], proc.stderr

@@ -24,6 +24,7 @@ from vtcode.report.plot import COST_COLOR, TOKENS_COLOR
 
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "report" / "hostile.toml"
 FAST = ["-c", "agent.task_retry_backoff_secs=0"]
+DEMO_PRICE = "pricing = { input_per_mtok = 3.0, output_per_mtok = 15.0 }"
 RUNS: dict[str, tuple[Path, list[str], int]] = {
     # session id: (script, extra exec args, exit code)
     "demo": (SCRIPTS / "demo.toml", [], 0),
@@ -61,7 +62,15 @@ def _hex(color: str) -> tuple[int, int, int]:
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A workspace holding one real session per entry of RUNS."""
     root = tmp_path_factory.mktemp("html-ws")
+    # The shipped demo has no price (a scripted model prints no bill, issue 26); the page's cost
+    # line is drawn from a copy priced at $3 / $15 per Mtok.
+    priced = tmp_path_factory.mktemp("priced") / "demo.toml"
+    text = (SCRIPTS / "demo.toml").read_text(encoding="utf-8")
+    priced.write_text(
+        text.replace("[provider]\n", "[provider]\n" + DEMO_PRICE + "\n", 1), encoding="utf-8"
+    )
     for sid, (script, extra, rc) in RUNS.items():
+        script = priced if sid == "demo" else script
         proc = vtcode(
             [*FAST, "exec", "-q", "--session-id", sid, "--script", str(script), *extra, "go"], root
         )
