@@ -212,11 +212,21 @@ def test_cli_writes_the_handoff_and_the_next_session_takes_it_over(
 def test_cli_failing_test_command_exits_1_but_still_writes(
     tmp_path: Path, run_vtcode: RunVtcode
 ) -> None:
-    rc, out, _ = run_vtcode(
-        ["handoff", "--summary", "s", "--test-cmd", "echo 1 failed; exit 1"], cwd=tmp_path
+    rc, out, err = run_vtcode(
+        ["handoff", "--summary", "s", "--test-cmd", "echo 1 failed; exit 5"], cwd=tmp_path
     )
-    assert rc == 1 and "FAILED (exit 1)" in out
+    assert rc == 1 and "FAILED (exit 5)" in out
+    # issue 26: the exit code is not a surprise; stderr says why it is 1
+    assert "vtcode handoff: --test-cmd exited 5; exit code 1" in err
     assert (tmp_path / ".vtcode/tasks/current_handoff.json").exists()
     rc, _, _ = run_vtcode(["handoff", "--summary", "dry", "--dry-run"], cwd=tmp_path)
     saved = orjson.loads((tmp_path / ".vtcode/tasks/current_handoff.json").read_bytes())
     assert rc == 0 and saved["state_summary"] == "s"
+
+
+def test_help_says_test_cmd_runs_and_sets_the_exit_code(run_vtcode: RunVtcode) -> None:
+    rc, out, _ = run_vtcode(["handoff", "--help"])
+    flat = " ".join(out.replace("│", " ").split())
+    assert rc == 0
+    assert "Run CMD now" in flat and "handoff exits 1" in flat, out
+    assert "outside the sandbox, even with --dry-run" in flat, out

@@ -21,7 +21,14 @@ from vtcode.cli.context import AppContext
 )
 @click.option("--task", help="The original task (default: the progress ledger's goal).")
 @click.option("--target", default="", help="The agent the handoff is for (default: any).")
-@click.option("--test-cmd", metavar="CMD", help="Run CMD (bash -lc) and include its real output.")
+@click.option(
+    "--test-cmd",
+    metavar="CMD",
+    help=(
+        "Run CMD now (bash -lc in the workspace, not sandboxed) and put its real output under "
+        "Test Results. If CMD fails or times out, handoff exits 1 (the handoff is still written)."
+    ),
+)
 @click.option(
     "--test-timeout",
     type=click.FloatRange(min=1),
@@ -48,9 +55,13 @@ def handoff(
 
     Modified files come from `git status --porcelain` (when this is a git repository),
     boundary status from the latest progress ledger's milestones, and Test Results from
-    the actual output of --test-cmd. The next session shows it in its orientation and
-    then archives it under .vtcode/tasks/handoffs/. Exit code: 0, or 1 when --test-cmd
-    failed (the handoff is written either way).
+    the actual output of --test-cmd, which handoff runs itself (bash -lc, in the workspace,
+    outside the sandbox, even with --dry-run). The next session shows the handoff in its
+    orientation and then archives it under .vtcode/tasks/handoffs/.
+
+    Exit code: 0, or 1 when --test-cmd exited non-zero or timed out (said on stderr; the
+    handoff is written either way). Leave --test-cmd out to write a handoff without running
+    anything.
     """
     from vtcode.orient.handoff import (
         build_handoff,
@@ -83,4 +94,8 @@ def handoff(
         from vtcode.termtext import inert
 
         click.echo(inert(to_handoff_prompt(req)))
-    return 0 if test_run is None or test_run.passed else 1
+    if test_run is None or test_run.passed:
+        return 0
+    status = "timed out" if test_run.exit_code is None else f"exited {test_run.exit_code}"
+    click.echo(f"vtcode handoff: --test-cmd {status}; exit code 1", err=True)
+    return 1
