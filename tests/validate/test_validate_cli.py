@@ -267,3 +267,22 @@ def test_quiet_turns_the_progress_bar_off() -> None:
 def test_options_default_matches_cli_default(vt: RunVtcode) -> None:
     _, out, _ = vt(["validate", "--json", _rel(GOOD)])
     assert orjson.loads(out)["options"] == encode(ValidateOptions())
+
+
+def test_warnings_are_named_in_the_summary_with_the_way_to_fail_on_them(
+    vt: RunVtcode, tmp_path: Path
+) -> None:
+    """Issue 26: a mangled event type (`item.complet`) passed as a warning, exit 0, and a CI job
+    that read the exit code never knew. The summary says so and names --strict."""
+    log = tmp_path / "mangled.jsonl"
+    log.write_text(GOOD.read_text().replace('"item.completed"', '"item.complet"', 1))
+    rc, out, _ = vt(["validate", str(log)])
+    assert rc == 0
+    assert out.splitlines()[-1] == (
+        "1 warning(s) found; warnings do not change the exit code: --strict makes them errors "
+        "(exit 1)"
+    ), out
+    rc, out, err = vt(["validate", "--strict", str(log)])
+    assert rc == 1 and "invalid" in out and "--strict makes" not in out, out + err
+    rc, out, _ = vt(["validate", _rel(GOOD)])
+    assert rc == 0 and "warning(s) found" not in out

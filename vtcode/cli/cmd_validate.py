@@ -67,7 +67,7 @@ class _ProgressBars:
             self._progress = None
 
 
-def _render_human(report: Any, color: bool) -> None:
+def _render_human(report: Any, color: bool, *, strict: bool) -> None:
     from vtcode.cli.output import stderr_console
     from vtcode.termtext import inert_line
     from vtcode.validate import FileStatus, Severity
@@ -111,6 +111,14 @@ def _render_human(report: Any, color: bool) -> None:
         out.write(
             f"{len(report.files)} files: {by[FileStatus.VALID]} valid, "
             f"{by[FileStatus.INVALID]} invalid, {by[FileStatus.UNREADABLE]} unreadable\n"
+        )
+    warnings = sum(f.warnings for f in report.files)
+    if warnings and not strict:
+        # A CI job that reads only the exit code never sees a warning (a mangled event type is
+        # one): say what they mean for the exit code and how to make them count (issue 26).
+        out.write(
+            f"{warnings} warning(s) found; warnings do not change the exit code: "
+            "--strict makes them errors (exit 1)\n"
         )
     out.flush()
 
@@ -258,5 +266,5 @@ def validate(
 
         emit_json(gitlab_code_quality(report))
     else:
-        _render_human(report, app.color)
+        _render_human(report, app.color, strict=strict)
     return report.exit_code
