@@ -9,7 +9,7 @@ Supported field types: ``str``, ``int``, ``float``, ``bool``, ``Any`` (any JSON)
 ``list[X]``, ``dict[str, X]``, ``Literal["a", ...]``, ``StrEnum`` subclasses (open ones, see
 `OpenEnum`, decode unknown strings to their ``UNKNOWN`` member as upstream's catch-alls do),
 nested dataclasses, tagged unions of dataclasses (each with a ``TYPE`` ClassVar, flattened next to a
-tag key) and ``Annotated[...]`` with `IntRange`, `Pattern`, `Format`, `Doc`.
+tag key) and ``Annotated[...]`` with `IntRange`, `FloatRange`, `Pattern`, `Format`, `Doc`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ __all__ = [
     "DecodeError",
     "Doc",
     "EncodeError",
+    "FloatRange",
     "Format",
     "IntRange",
     "OpenEnum",
@@ -55,6 +56,16 @@ class IntRange:
     minimum: int | None = None
     maximum: int | None = None
     reader_maximum: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatRange:
+    """Inclusive bounds of a float (a price is >= 0, a fraction is 0..1); a bounded float must
+    also be finite. Decoding, the generated schemas (so `config check`) and the CLI options that
+    set the same value (`vtcode.config.tomlbounds`) all read the bounds from here."""
+
+    minimum: float | None = None
+    maximum: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -341,6 +352,14 @@ def _decode_value(tp: Any, meta: tuple[Any, ...], v: Any, ptr: str) -> Any:
     if tp is float:
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise DecodeError(ptr, f"expected a number, got {_type_name(v)}")
+        for m in meta:
+            if isinstance(m, FloatRange):
+                if v != v or v in (float("inf"), float("-inf")):
+                    raise DecodeError(ptr, f"expected a finite number, got {v}")
+                if m.minimum is not None and v < m.minimum:
+                    raise DecodeError(ptr, f"{v} is below the minimum {m.minimum:g}")
+                if m.maximum is not None and v > m.maximum:
+                    raise DecodeError(ptr, f"{v} is above the maximum {m.maximum:g}")
         return v
     origin = get_origin(tp)
     if origin is Literal:

@@ -1,8 +1,8 @@
 """JSON Schema (draft 2020-12) generation from the typed dataclasses of `vtcode.jsontypes`.
 
-The same field metadata (IntRange, Pattern, Format, Doc, OpenEnum, TaggedUnion) that drives
-encoding and decoding gives the published schemas (`vtcode.schemagen` writes `schemas/`), in two
-modes: WRITER (what vtcode emits, closed) and READER (what upstream readers tolerate, open).
+The same field metadata (IntRange, FloatRange, Pattern, Format, Doc, OpenEnum, TaggedUnion) that
+drives encoding and decoding gives the published schemas (`vtcode.schemagen` writes `schemas/`),
+in two modes: WRITER (what vtcode emits, closed) and READER (what upstream readers tolerate, open).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, get_args, get_origin
 
 from vtcode.jsontypes import (
+    FloatRange,
     Format,
     IntRange,
     OpenEnum,
@@ -62,6 +63,12 @@ class _SchemaBuilder:
             out = {"type": "boolean"}
         elif tp is float:
             out = {"type": "number"}
+            for m in meta:
+                if isinstance(m, FloatRange):
+                    if m.minimum is not None:
+                        out["minimum"] = m.minimum
+                    if m.maximum is not None:
+                        out["maximum"] = m.maximum
         elif tp is int:
             out = {"type": "integer"}
             for m in meta:

@@ -9,6 +9,7 @@ import rich_click as click
 from vtcode.cli.cmd_completion import complete_script, complete_session_id
 from vtcode.cli.context import AppContext, check_overrides
 from vtcode.cli.exec_opts import provider_option
+from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 EPILOG = """Slash commands: /help /status /compact /plan [TEXT] /steer TEXT /effort LEVEL
@@ -35,9 +36,15 @@ pipes use `vtcode exec`, which exits 2 here."""
     help="Replay script: a path or a shipped script name.",
 )
 @click.option("--effort", type=click.Choice(["low", "medium", "high"]), help="Reasoning effort.")
-@click.option("--max-turns", type=click.IntRange(min=1), help="Model requests per session.")
 @click.option(
-    "--max-budget-usd", type=click.FloatRange(min=0), help="Dollar cap (error_max_budget_usd)."
+    "--max-turns",
+    type=key_option_type("automation.full_auto.max_turns"),
+    help="Model requests per session.",
+)
+@click.option(
+    "--max-budget-usd",
+    type=key_option_type("agent.harness.max_budget_usd"),
+    help="Dollar cap (error_max_budget_usd).",
 )
 @click.option("--session-id", help="Use this session id (letters, digits, _ . -).")
 @click.option(

@@ -16,6 +16,7 @@ from vtcode.cli.exec_opts import (
     no_instructions_option,
     overrides_option,
 )
+from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 if TYPE_CHECKING:
@@ -76,9 +77,15 @@ def _read_prompt(words: list[str]) -> str | None:
     shell_complete=complete_script,
     help="Replay script: a path or a shipped script name.",
 )
-@click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap (error_max_turns).")
 @click.option(
-    "--max-budget-usd", type=click.FloatRange(min=0), help="Dollar cap (error_max_budget_usd)."
+    "--max-turns",
+    type=key_option_type("automation.full_auto.max_turns"),
+    help="Turn cap (error_max_turns).",
+)
+@click.option(
+    "--max-budget-usd",
+    type=key_option_type("agent.harness.max_budget_usd"),
+    help="Dollar cap (error_max_budget_usd).",
 )
 @click.option("--session-id", help="Use this session id (letters, digits, _ . -).")
 @click.option("--effort", type=click.Choice(["low", "medium", "high"]), help="Reasoning effort.")

@@ -10,6 +10,7 @@ import rich_click as click
 from vtcode.cli.cmd_completion import complete_session_id
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
+from vtcode.cli.ranges import key_option_type
 from vtcode.termtext import inert_line as _clean
 
 
@@ -153,8 +154,18 @@ def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | N
 
 
 @sessions.command("gc")
-@click.option("--max-sessions", type=click.IntRange(0), default=None, help="Keep at most N.")
-@click.option("--max-age-days", type=click.IntRange(0), default=None, help="Remove older ones.")
+@click.option(
+    "--max-sessions",
+    type=key_option_type("store.retention.max_sessions"),
+    default=None,
+    help="Keep at most N.",
+)
+@click.option(
+    "--max-age-days",
+    type=key_option_type("store.retention.max_age_days"),
+    default=None,
+    help="Remove older ones.",
+)
 @click.option("--dry-run", is_flag=True, help="Only report what would be removed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @click.pass_obj

@@ -14,6 +14,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_script
 from vtcode.cli.exec_opts import provider_option
+from vtcode.cli.ranges import key_option_type
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,7 +31,11 @@ _OPTIONS = (
         help="Replay script: a path or a shipped script name.",
     ),
     click.option("--model", help="Model id (overrides agent.model)."),
-    click.option("--max-turns", type=click.IntRange(min=1), help="Turn cap of each step."),
+    click.option(
+        "--max-turns",
+        type=key_option_type("automation.full_auto.max_turns"),
+        help="Turn cap of each step.",
+    ),
 )
 
 

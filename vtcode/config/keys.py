@@ -37,8 +37,8 @@ class KeySpec:
     kind: Kind
     json_type: str | None = None  # scalars: "string" | "integer" | "number" | "boolean"
     enum: tuple[str, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
+    minimum: float | None = None  # an int for an integer key
+    maximum: float | None = None
     description: str | None = None  # the key's own description (`Doc(...)` in the model)
     type_doc: str | None = None  # the docstring of its table or enum type
     type_name: str | None = None  # the $defs name of its type (e.g. "HookMatcher")
@@ -77,7 +77,7 @@ class KeySpec:
         return text
 
 
-def _short_int(n: int) -> str:
+def _short_int(n: float) -> str:
     for bits in (31, 32, 40, 63, 64):
         if n == 2**bits - 1:
             return f"2^{bits}-1"

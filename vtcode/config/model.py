@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Annotated
 
 from vtcode.config.provider_model import BUILTIN_PROVIDERS, ProviderConfig
-from vtcode.jsontypes import U32, U64, Doc, IntRange
+from vtcode.jsontypes import U32, U64, Doc, FloatRange, IntRange
 from vtcode.redact import SECRET_NAME_PATTERNS
 
 
@@ -83,9 +83,18 @@ class HarnessConfig:
     compact_on_model_switch: bool = True
     tool_result_clearing: ToolResultClearing = field(default_factory=ToolResultClearing)
     max_budget_usd: Annotated[
-        float | None, Doc("not enforced when the model's pricing is unknown")
+        float | None,
+        FloatRange(0),
+        Doc("not enforced when the model's pricing is unknown (unless require_budget)"),
     ] = None
-    budget_warning_threshold: float = 0.75
+    require_budget: Annotated[
+        bool,
+        Doc(
+            "vtcode: a run without an enforceable budget (no max_budget_usd, or the model's"
+            " price unknown) is refused, exit 2 before any request"
+        ),
+    ] = False
+    budget_warning_threshold: Annotated[float, FloatRange(0, 1)] = 0.75
     continuation_policy: ContinuationPolicy = ContinuationPolicy.ALL
     context_reset_mode: ContextResetMode = ContextResetMode.OFF
     context_reset_stall_threshold: Annotated[int, IntRange(1, 2**31)] = 2
@@ -172,14 +181,18 @@ class AgentConfig:
     reasoning_effort: ReasoningEffort | None = None
     max_task_retries: Annotated[U32, Doc("retries of a transient provider failure")] = 2
     task_retry_backoff_secs: Annotated[
-        float, Doc("vtcode: first retry delay, doubled per attempt, capped at 30 s")
+        float, FloatRange(0), Doc("vtcode: first retry delay, doubled per attempt, capped at 30 s")
     ] = 2.0
     max_conversation_turns: U32 = 150
     request_timeout_secs: Annotated[
-        float, Doc("total time one provider request may take, stream included; 0 = no limit")
+        float,
+        FloatRange(0),
+        Doc("total time one provider request may take, stream included; 0 = no limit"),
     ] = 600.0
     stream_idle_timeout_secs: Annotated[
-        float, Doc("longest silence (keep-alive comments do not count) in a provider stream")
+        float,
+        FloatRange(0),
+        Doc("longest silence (keep-alive comments do not count) in a provider stream"),
     ] = 120.0
     idle_turn_limit: U32 = 3
     output_schema: Annotated[
@@ -382,7 +395,7 @@ class StoreConfig:
     max_events: Annotated[int, IntRange(1, 2**40), Doc("per session; oldest turns evicted")] = (
         10_000
     )
-    lock_timeout_secs: float = 2.0
+    lock_timeout_secs: Annotated[float, FloatRange(0)] = 2.0
     reserve_bytes: Annotated[
         int,
         IntRange(0, 2**30),
@@ -467,10 +480,13 @@ class McpServerConfig:
         Doc("environment variable whose value is sent as `Authorization: Bearer` to url"),
     ] = ""
     timeout_seconds: Annotated[
-        float, Doc("seconds to wait for the answer to one tool call or resource read")
+        float,
+        FloatRange(0),
+        Doc("seconds to wait for the answer to one tool call or resource read"),
     ] = 30.0
     startup_timeout_seconds: Annotated[
         float,
+        FloatRange(0),
         Doc("seconds to connect (spawn, or reach url), initialize and list tools; not per call"),
     ] = 30.0
 
@@ -500,6 +516,4 @@ class VtcodeConfig:
         dict[str, ProviderConfig], Doc("model endpoints by name (`--provider NAME`)")
     ] = field(default_factory=lambda: dict(BUILTIN_PROVIDERS))
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    shell_environment_policy: ShellEnvironmentPolicy = field(
-        default_factory=ShellEnvironmentPolicy
-    )
+    shell_environment_policy: ShellEnvironmentPolicy = field(default_factory=ShellEnvironmentPolicy)

@@ -11,9 +11,23 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated
 
-from vtcode.jsontypes import U32, U64, Doc
+from vtcode.jsontypes import U32, U64, Doc, FloatRange
 
-__all__ = ["BUILTIN_PROVIDERS", "ProviderConfig", "ProviderKind", "ProviderPricing"]
+__all__ = [
+    "BUILTIN_PROVIDERS",
+    "MAX_PRICE_PER_MTOK",
+    "Price",
+    "ProviderConfig",
+    "ProviderKind",
+    "ProviderPricing",
+]
+
+# No model costs a million dollars per million tokens; the cap keeps every cost finite (u64
+# tokens at this price stay below 2e19 USD), so a budget can always trip. A negative price made
+# `total_cost_usd` negative and a budget that never tripped; inf made the cost unknowable.
+MAX_PRICE_PER_MTOK = 1_000_000.0
+
+Price = Annotated[float, FloatRange(0, MAX_PRICE_PER_MTOK)]
 
 
 class ProviderKind(StrEnum):
@@ -28,9 +42,9 @@ class ProviderKind(StrEnum):
 class ProviderPricing:
     """`[providers.NAME.pricing]`: USD per million tokens (replaces the built-in price table)."""
 
-    input_per_mtok: float
-    output_per_mtok: float
-    cached_input_per_mtok: Annotated[float | None, Doc("default: the input price")] = None
+    input_per_mtok: Price
+    output_per_mtok: Price
+    cached_input_per_mtok: Annotated[Price | None, Doc("default: the input price")] = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -245,6 +245,7 @@ POLICY: dict[str, Rule] = {
     "agent.harness.tool_result_clearing.clear_at_least_tokens": NEUTRAL,
     "agent.harness.tool_result_clearing.clear_tool_inputs": NEUTRAL,
     "agent.harness.max_budget_usd": CAP,
+    "agent.harness.require_budget": ONLY_TRUE,
     "agent.harness.budget_warning_threshold": NEUTRAL,
     "agent.harness.continuation_policy": _ordered("off", "exec_only", "all"),
     "agent.harness.context_reset_mode": NEUTRAL,

@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 from vtcode.config.model import ContinuationPolicy, VtcodeConfig
+from vtcode.errors import UsageError
 from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.providers.base import Pricing
@@ -57,6 +58,34 @@ class Limits:
             output_schema_retries=config.agent.output_schema_retries,
             max_parallel_tool_calls=h.max_parallel_tool_calls,
             idle_turn_limit=config.agent.idle_turn_limit,
+        )
+
+
+def require_budget_cap(config: VtcodeConfig, max_budget_usd: float | None) -> None:
+    """`agent.harness.require_budget`: a run with no budget at all is refused (exit 2).
+
+    Checked before anything is written; the price half is `require_budget_price`, once the
+    provider (and so the model's price) is known, still before any request.
+    """
+    if not config.agent.harness.require_budget:
+        return
+    if max_budget_usd is None and config.agent.harness.max_budget_usd is None:
+        raise UsageError(
+            "agent.harness.require_budget is set, but no budget is set",
+            hint="pass --max-budget-usd USD or set agent.harness.max_budget_usd",
+        )
+
+
+def require_budget_price(config: VtcodeConfig, pricing: Pricing | None, model: str) -> None:
+    """`agent.harness.require_budget` with a model whose price is unknown: exit 2, as
+    `sandbox.require` is for a missing sandbox. Without it such a budget only warns and the run
+    spends without a cap."""
+    if config.agent.harness.require_budget and pricing is None:
+        raise UsageError(
+            f"agent.harness.require_budget is set, but the budget cannot be enforced: "
+            f"pricing is unknown for model {model!r}",
+            hint="give the model a price ([providers.NAME.pricing]), or set "
+            "agent.harness.require_budget = false",
         )
 
 

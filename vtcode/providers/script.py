@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 
+from vtcode.config.provider_model import Price
 from vtcode.errors import UsageError
 from vtcode.jsontypes import U64, Doc, IntRange
 from vtcode.tomlcheck import Locator, PathKey, decode_toml
@@ -55,10 +56,10 @@ class ReplayScriptError(UsageError):
 class ScriptPricing:
     """USD per million tokens; cached input and cache writes fall back to the input price."""
 
-    input_per_mtok: Annotated[float, Doc("USD per million uncached input tokens")]
-    output_per_mtok: Annotated[float, Doc("USD per million output tokens")]
-    cached_input_per_mtok: float | None = None
-    cache_write_per_mtok: float | None = None
+    input_per_mtok: Annotated[Price, Doc("USD per million uncached input tokens")]
+    output_per_mtok: Annotated[Price, Doc("USD per million output tokens")]
+    cached_input_per_mtok: Price | None = None
+    cache_write_per_mtok: Price | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

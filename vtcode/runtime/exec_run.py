@@ -36,7 +36,7 @@ from vtcode.errors import (
 from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent, ThreadEvent
 from vtcode.ids import check_id, new_session_id
 from vtcode.loop.cancel import CancelToken
-from vtcode.loop.limits import Limits
+from vtcode.loop.limits import Limits, require_budget_cap, require_budget_price
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import exec_system_prompt, system_prompt
@@ -249,6 +249,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
 
     sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
+    require_budget_cap(cfg, req.max_budget_usd)  # require_budget with no cap: exit 2, likewise
     output_schema = req.output_schema or _configured_schema(cfg, req.workspace)  # bad: exit 2
 
     _retain(req, cfg, session_id)
@@ -264,6 +265,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
     )
     appending = resumed and forked_from is None
     try:
+        require_budget_price(cfg, provider.pricing, provider.model)  # exit 2 before any request
         writer = _open_writer(req.workspace, session_id, cfg, appending)
     except BaseException:
         provider.close()
