@@ -43,14 +43,27 @@ replay session without --script or --provider plays the script its last run play
 from its first turn (a script stands in for the model)."""
 
 
-def _read_prompt(words: list[str]) -> str | None:
+def _read_prompt(words: list[str], color: bool) -> str | None:
     if not words or words == ["-"]:
         if sys.stdin is None or sys.stdin.isatty():
             return None if not words else ""
         from vtcode.cli.stdin import read_stdin_text
 
         return read_stdin_text()
-    return " ".join(words)
+    prompt = " ".join(words)
+    if sys.stdin is None or sys.stdin.isatty():
+        return prompt
+    # `echo context | vtcode exec "x"`: the piped text follows the prompt, as codex exec and
+    # `claude -p` give it to the model (it was silently dropped before; issue 26).
+    from vtcode.cli.output import print_warning
+    from vtcode.cli.stdin import read_piped_context
+
+    context, note = read_piped_context()
+    if note:
+        print_warning(note, color=color)
+    return (
+        prompt if context is None else f"{prompt}\n\n<stdin>\n{context.rstrip(chr(10))}\n</stdin>"
+    )
 
 
 @click.command("exec", epilog=EPILOG, context_settings={"ignore_unknown_options": False})
@@ -147,7 +160,9 @@ def exec_cmd(
 ) -> int:
     """Run an agent loop headless until it completes.
 
-    The prompt comes from PROMPT, or from stdin when PROMPT is `-` or absent. Every event is
+    The prompt comes from PROMPT, or from stdin when PROMPT is `-` or absent. Text piped in
+    beside a PROMPT follows it as context in a <stdin> block (bounded as `-` is; a pipe silent
+    for 3 s is skipped with a warning; inside `while read` give `< /dev/null`). Every event is
     persisted to WORKSPACE/.vtcode/sessions/<id>/events.jsonl; with --json the raw events also
     stream to stdout (and nothing else does). Human progress goes to stderr unless -q.
     """
@@ -178,7 +193,7 @@ def exec_cmd(
     if input_format == "stream-json":
         streamed, prompt = _streamed_input(args)
     else:
-        prompt = _read_prompt(args) if (args or resume is None) else None
+        prompt = _read_prompt(args, app.color) if (args or resume is None) else None
     if resume is None and not (prompt and prompt.strip()):
         raise UsageError(
             "no prompt: pass PROMPT, or pipe it on stdin",

@@ -8,6 +8,8 @@ and then fails half-way on a prompt it cannot encode.
 from __future__ import annotations
 
 import os
+import select
+import stat
 import sys
 from typing import BinaryIO
 
@@ -16,6 +18,7 @@ from vtcode.errors import UsageError
 LOCATION = "<stdin>"
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 MAX_BYTES_ENV = "VTCODE_MAX_STDIN_BYTES"
+PIPED_WAIT_SECS = 3.0  # how long a prompt argument waits for piped context to start arriving
 _CHUNK = 1024 * 1024
 
 
@@ -76,9 +79,7 @@ def read_stdin_bytes(limit: int | None = None) -> bytes:
     )
 
 
-def read_stdin_text() -> str:
-    """Standard input as UTF-8 text (a leading BOM dropped); the first bad byte is located."""
-    data = read_stdin_bytes()
+def _decode(data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -88,3 +89,38 @@ def read_stdin_text() -> str:
             f"standard input is not UTF-8 text (byte 0x{data[e.start]:02x})",
             location=f"{LOCATION}:{line}:{col}",
         ) from None
+
+
+def read_stdin_text() -> str:
+    """Standard input as UTF-8 text (a leading BOM dropped); the first bad byte is located."""
+    return _decode(read_stdin_bytes())
+
+
+def read_piped_context(wait_secs: float = PIPED_WAIT_SECS) -> tuple[str | None, str | None]:
+    """What was piped in beside a prompt argument (`echo ctx | vtcode exec "x"`): (text, note).
+
+    Only a pipe or a regular file counts: a terminal, a closed fd 0 or a device (`< /dev/null`,
+    cron's usual stdin) is no context. A pipe nobody writes to (a supervisor that keeps fd 0
+    open) must not hold the run forever, so the first byte or the end of input has `wait_secs`
+    to arrive; otherwise the run goes on without it and `note` says why. Once input arrives it
+    is read to its end under the same cap and UTF-8 rule as `-`. Empty input is no context.
+    """
+    buf = stdin_buffer()
+    if buf is None:
+        return None, None
+    try:
+        fd = buf.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError):
+        return None, None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)):
+        return None, None
+    if not stat.S_ISREG(mode):
+        ready, _, _ = select.select([fd], [], [], wait_secs)
+        if not ready:
+            return None, (
+                f"standard input is a pipe with nothing on it after {wait_secs:g}s; "
+                "going on without it (redirect < /dev/null to skip the wait)"
+            )
+    text = _decode(read_stdin_bytes())
+    return (text if text.strip() else None), None
