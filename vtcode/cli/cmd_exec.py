@@ -20,6 +20,9 @@ from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from vtcode.config.layers import ConfigLayer
     from vtcode.runtime.stream_input import StreamedTurns
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
@@ -251,6 +254,7 @@ def exec_cmd(
             notify=lambda msg: click.echo(msg, err=True),  # even with -q: data is going away
             output_schema=output_schema,
             interaction=streamed,
+            offer_task_tracker=_mode_set(loaded.layers),
         )
     )
     if result.error:
@@ -329,3 +333,14 @@ def _print_answer(text: str) -> None:
     with contextlib.suppress(BrokenPipeError):
         sys.stdout.write(inert(text) + "\n")
         sys.stdout.flush()
+
+
+def _mode_set(layers: Sequence[ConfigLayer]) -> bool:
+    """Whether a config layer sets `agent.harness.orchestration_mode` itself: only then is
+    `task_tracker` offered in the catalog (the default mode checks a plan the model wrote, but
+    offering the tool to every run would change every run's request)."""
+    for layer in layers:
+        harness = layer.data.get("agent", {}).get("harness", {})
+        if isinstance(harness, dict) and harness.get("orchestration_mode") == "plan_build_evaluate":
+            return True
+    return False

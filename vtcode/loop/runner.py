@@ -33,6 +33,7 @@ from vtcode.events.types import (
 )
 from vtcode.loop.call_cap import CallCap
 from vtcode.loop.cancel import Cancelled, CancelToken
+from vtcode.loop.continuation import Continuation
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.limits import Budget, Limits, LimitWatch
 from vtcode.loop.outcomes import (
@@ -139,6 +140,7 @@ class Runner:
         self.nudged: set[str] = set()  # the kinds of corrective nudge given (text_turn)
         self.output_schema = output_schema  # the final answer's shape (loop/structured.py)
         self.schema_retries_used = 0
+        self.continuation: Continuation | None = None  # the plan check (loop/continuation.py)
         self.last_turn_had_tool_output = False
         self.result: RunResult | None = None
         # interactive runs

@@ -53,15 +53,26 @@ class RegistryToolExecutor(ToolExecutor):
         self.allowed = allowed
         self.notices = notices  # extra tool warnings to emit (the run's MCP manager)
         self.unknown_tool_hint = unknown_tool_hint
+        self._harness_tools: dict[str, bool] = {}  # the harness's own tools: name -> listed
+
+    def accept_unlisted(self, name: str, *, listed: bool) -> None:
+        """A harness tool (`task_tracker`) runs whatever the allow-list says; `listed` puts it
+        in the catalog the model is offered."""
+        self._harness_tools[name] = listed
 
     def _allowed(self, name: str) -> bool:
         """The allow-list holds names or globs (`mcp__*`), as `PermissionPolicy` reads it."""
+        if name in self._harness_tools:
+            return True
         return self.allowed is None or any(fnmatch.fnmatchcase(name, p) for p in self.allowed)
 
     def catalog(self) -> tuple[ToolSpec, ...]:
-        if self.allowed is None:
-            return self.registry.specs()
-        return self.registry.specs([n for n in self.registry.names() if self._allowed(n)])
+        names = [
+            n
+            for n in self.registry.names()
+            if self._allowed(n) and self._harness_tools.get(n, True)
+        ]
+        return self.registry.specs(names)
 
     def is_read_only(self, name: str) -> bool:
         if is_mcp_name(name) or name not in self.registry or not self._allowed(name):
@@ -85,7 +96,8 @@ class RegistryToolExecutor(ToolExecutor):
             return _refused(
                 f"unknown tool {call.name!r}; available tools: {known}", ToolOutcome.INVALID_TOOL
             )
-        if self.permission is not None:
+        if self.permission is not None and call.name not in self._harness_tools:
+            # a harness tool only writes the run's own state (the plan), never the workspace
             verdict = self.permission(call.name, arguments if isinstance(arguments, dict) else {})
             if not verdict.allowed:
                 return _refused(

@@ -13,6 +13,7 @@ from vtcode.context.tokens import default_estimator
 from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
 from vtcode.events.types import Usage
 from vtcode.loop.cancel import Cancelled
+from vtcode.loop.continuation import evaluate_or_revise
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
 from vtcode.loop.structured import ends_or_retries
@@ -48,6 +49,8 @@ def answered(self: Runner, content: str) -> None:
         )
         return
     if ends_or_retries(self, content):  # not the answer asked for: nudged, or the end
+        return
+    if self.chat is None and evaluate_or_revise(self):  # the plan is not done: revise or end
         return
     self.machine.responded(
         facts=self.facts(user_turn_over=self.chat is not None),

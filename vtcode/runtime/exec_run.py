@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vtcode.config.model import VtcodeConfig
+from vtcode.config.model import ContinuationPolicy, OrchestrationMode, VtcodeConfig
 from vtcode.context.compaction import ENVELOPE_NAME, SUMMARY_NAME
 from vtcode.context.fork import fork_history
 from vtcode.errors import (
@@ -36,6 +36,7 @@ from vtcode.errors import (
 from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent, ThreadEvent
 from vtcode.ids import check_id, new_session_id
 from vtcode.loop.cancel import CancelToken
+from vtcode.loop.continuation import Continuation
 from vtcode.loop.limits import Limits, require_budget_cap, require_budget_price
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
@@ -66,6 +67,7 @@ from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_tran
 from vtcode.tools.base import ToolContext
 from vtcode.tools.permissions import PermissionPolicy, PermissionVerdict, headless
 from vtcode.tools.registry import ToolRegistry, default_registry
+from vtcode.tools.task_tracker import TRACKER_TOOL, TaskTracker, TaskTrackerTool
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -129,6 +131,9 @@ class ExecRequest:
     output_schema: OutputSchema | None = None
     # What the user must hear even with -q (each session retention removes, once, on stderr).
     notify: Callable[[str], None] | None = None
+    # `task_tracker` in the catalog (plan_build_evaluate set in a config layer); the tool and the
+    # plan check run whenever the mode and continuation_policy cover exec (loop/continuation.py)
+    offer_task_tracker: bool = False
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -300,6 +305,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
         gate = DispatchGate(writer, exporters)
         spool_dir = req.workspace / ".vtcode" / "context" / "tool_outputs"
         registry = default_registry(cfg)
+        tracker = continuation_tracker(cfg, interactive=interaction is not None)
+        if tracker is not None:
+            registry.register(TaskTrackerTool(tracker))
         if registry.exec_sessions is not None:  # what a SIGKILLed earlier run left running
             registry.exec_sessions.reap_leftovers(spool_dir)
         ctx = ToolContext(
@@ -345,6 +353,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 permission=lambda tool, args: ask(tool, args, policy.check(tool, args)),
                 tool_hooks=hooks.tool_hooks(),
             )
+        if tracker is not None:
+            executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker)
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
             executor.notices = registry.exec_sessions.take_notices
         if instructions.warnings:  # a cut or skipped instruction file: warned after thread.started
@@ -381,6 +391,10 @@ def run_exec(req: ExecRequest) -> ExecResult:
             user_turns=interaction,
             output_schema=output_schema,
         )
+        if tracker is not None:
+            runner.continuation = Continuation(
+                tracker, max_revision_rounds=cfg.agent.harness.max_revision_rounds
+            )
         if interaction is not None:
             interaction.attach(
                 RunParts(
@@ -513,3 +527,14 @@ def last_message_text(result: ExecResult) -> str | None:
         return redact_text(result.run.final_text)
     text = result.run.final_text or result.run.last_plan_text
     return None if text is None else redact_text(text)
+
+
+def continuation_tracker(cfg: VtcodeConfig, *, interactive: bool) -> TaskTracker | None:
+    """A plan for this run when plan_build_evaluate applies: `continuation_policy` `all`, or
+    `exec_only` for a headless run; never in a chat (its user decides when a turn is done)."""
+    h = cfg.agent.harness
+    if interactive or h.orchestration_mode is not OrchestrationMode.PLAN_BUILD_EVALUATE:
+        return None
+    if h.continuation_policy is ContinuationPolicy.OFF:
+        return None
+    return TaskTracker()
