@@ -15,7 +15,7 @@ from typing import Any
 from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import SSEServer
-from tests.exec_support import normalise
+from tests.exec_support import SESSION, normalise, vtcode
 from tests.loop.harness_support import configure, run_exec, text_sse, tool_calls_sse
 
 CONFIG = (
@@ -115,3 +115,33 @@ def test_a_step_left_pending_is_not_done(tmp_path: Path, sse_server: SSEServer) 
     assert code == 1
     assert events[-1]["outcome_code"] == "blocked"
     assert "is pending, not completed" in json.dumps(events)
+
+
+def test_dry_run_plans_without_writing(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server)
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    plan = {"steps": [{"title": "add a test", "verify": "python3 -m pytest -q"}]}
+    sse_server.queue(
+        tool_calls_sse(
+            ("read_file", {"path": "app.py"}),
+            ("write_file", {"path": "new.py", "content": "x = 1\n"}),
+            ("exec_command", {"command": "touch made-by-command"}),
+            ("task_tracker", plan),
+            prefix="d",
+        ),
+        text_sse("Plan: add a test."),
+    )
+    proc = vtcode(
+        ["exec", "--dry-run", "--session-id", SESSION, "--provider", "local", "-q", "plan it"],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "new.py").exists() and not (tmp_path / "made-by-command").exists()
+    assert "Plan:\n1. [pending] add a test (verify: python3 -m pytest -q)" in proc.stdout
+    # the catalog the model was offered: read-only tools and the tracker, nothing that writes
+    tools = {t["function"]["name"] for t in sse_server.requests[0].json()["tools"]}
+    assert tools == {"read_file", "list_files", "grep", "task_tracker"}
+    assert "dry run" in sse_server.requests[0].json()["messages"][0]["content"]
+    # single pass: the pending step is not evaluated, no revision round
+    assert len(sse_server.requests) == 2

@@ -135,6 +135,14 @@ def _read_prompt(words: list[str], color: bool) -> str | None:
 )
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help=(
+        "A read-only planning pass: only read-only tools and task_tracker, no continuation; "
+        "prints the plan the model wrote."
+    ),
+)
 @sandbox_option
 @no_instructions_option
 @click.pass_obj
@@ -158,6 +166,7 @@ def exec_cmd(
     input_format: str,
     use_last: bool,
     fork: bool,
+    dry_run: bool,
     sandbox_mode: str | None,
     no_instructions: bool,
 ) -> int:
@@ -255,6 +264,7 @@ def exec_cmd(
             output_schema=output_schema,
             interaction=streamed,
             offer_task_tracker=_mode_set(loaded.layers),
+            dry_run=dry_run,
         )
     )
     if result.error:
@@ -270,6 +280,8 @@ def exec_cmd(
     answer_to_stdout = lm_target is None or lm_target.path is not None  # `-o -` printed it
     if not as_json and answer.answer and answer_to_stdout:
         _print_answer(answer.answer)
+    if dry_run and not as_json:
+        click.echo(f"Plan:\n{result.plan or 'the model wrote no plan (task_tracker)'}")
     if streamed is not None and streamed.input_error is not None:
         raise streamed.input_error  # a bad line ended the run: exit 2, the line named
     return int(result.exit_code)

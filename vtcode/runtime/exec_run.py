@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vtcode.config.model import ContinuationPolicy, OrchestrationMode, VtcodeConfig
+from vtcode.config.model import VtcodeConfig
 from vtcode.context.compaction import ENVELOPE_NAME, SUMMARY_NAME
 from vtcode.context.fork import fork_history
 from vtcode.errors import (
@@ -53,6 +53,7 @@ from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
+from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
 from vtcode.runtime.resume_check import refuse_invalid_log
 from vtcode.sandbox import Sandbox, SandboxState
 from vtcode.store import DispatchGate, SessionWriter, read_session_events
@@ -134,6 +135,7 @@ class ExecRequest:
     # `task_tracker` in the catalog (plan_build_evaluate set in a config layer); the tool and the
     # plan check run whenever the mode and continuation_policy cover exec (loop/continuation.py)
     offer_task_tracker: bool = False
+    dry_run: bool = False  # `exec --dry-run`: read-only tools, a plan, no continuation
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -156,6 +158,7 @@ class ExecResult:
     exit_code: ExitCode
     run: RunResult | None
     error: str | None = None
+    plan: str | None = None  # `--dry-run`: the plan the model wrote (task_tracker)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -229,7 +232,7 @@ def _open_writer(
 def run_exec(req: ExecRequest) -> ExecResult:
     """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
 
-    cfg = req.config
+    cfg = dry_run_config(req.config) if req.dry_run else req.config
     remember_secrets(
         [cfg.shell_environment_policy.set, *(s.env for s in cfg.mcp.servers.values())],
         mcp_secret_values(cfg.mcp.servers.values(), os.environ),
@@ -305,7 +308,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         gate = DispatchGate(writer, exporters)
         spool_dir = req.workspace / ".vtcode" / "context" / "tool_outputs"
         registry = default_registry(cfg)
-        tracker = continuation_tracker(cfg, interactive=interaction is not None)
+        tracker = TaskTracker() if req.dry_run else continuation_tracker(cfg, interactive=False)
         if tracker is not None:
             registry.register(TaskTrackerTool(tracker))
         if registry.exec_sessions is not None:  # what a SIGKILLed earlier run left running
@@ -354,7 +357,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 tool_hooks=hooks.tool_hooks(),
             )
         if tracker is not None:
-            executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker)
+            executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker or req.dry_run)
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
             executor.notices = registry.exec_sessions.take_notices
         if instructions.warnings:  # a cut or skipped instruction file: warned after thread.started
@@ -376,7 +379,11 @@ def run_exec(req: ExecRequest) -> ExecResult:
             limits=limits,
             emit=gate.emit,
             system_prompt=lambda orientation: system_prompt(
-                req.system_prompt or exec_system_prompt(req.workspace, [t.name for t in catalog()]),
+                (
+                    req.system_prompt
+                    or exec_system_prompt(req.workspace, [t.name for t in catalog()])
+                )
+                + (DRY_RUN_INSTRUCTIONS if req.dry_run else ""),
                 orientation,
                 sections=(instructions.section(),),
             ),
@@ -391,7 +398,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             user_turns=interaction,
             output_schema=output_schema,
         )
-        if tracker is not None:
+        if tracker is not None and not req.dry_run and interaction is None:
             runner.continuation = Continuation(
                 tracker, max_revision_rounds=cfg.agent.harness.max_revision_rounds
             )
@@ -424,7 +431,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
             gate = None
         with contextlib.suppress(OSError):  # the index is a cache: `sessions gc` rebuilds it
             record_closed(req.workspace, session_id)
-        return ExecResult(session_id=session_id, exit_code=result.outcome.exit_code, run=result)
+        plan = tracker.render() if req.dry_run and tracker is not None else None
+        return ExecResult(session_id, result.outcome.exit_code, result, plan=plan)
     except PersistenceError as e:
         return ExecResult(session_id=session_id, exit_code=ExitCode.FAILURE, run=None, error=str(e))
     finally:
@@ -527,14 +535,3 @@ def last_message_text(result: ExecResult) -> str | None:
         return redact_text(result.run.final_text)
     text = result.run.final_text or result.run.last_plan_text
     return None if text is None else redact_text(text)
-
-
-def continuation_tracker(cfg: VtcodeConfig, *, interactive: bool) -> TaskTracker | None:
-    """A plan for this run when plan_build_evaluate applies: `continuation_policy` `all`, or
-    `exec_only` for a headless run; never in a chat (its user decides when a turn is done)."""
-    h = cfg.agent.harness
-    if interactive or h.orchestration_mode is not OrchestrationMode.PLAN_BUILD_EVALUATE:
-        return None
-    if h.continuation_policy is ContinuationPolicy.OFF:
-        return None
-    return TaskTracker()
