@@ -63,6 +63,7 @@ STATUS: dict[str, KeyStatus] = {
     "agent.harness.max_tool_wall_clock_secs": Consumed("vtcode.loop.limits"),
     "agent.harness.max_tool_retries": NoEffect(_PENDING_25),
     "agent.harness.max_parallel_tool_calls": Consumed("vtcode.loop.limits"),
+    "agent.harness.require_budget": Consumed("vtcode.loop.limits"),
     "agent.harness.auto_compaction_enabled": Consumed("vtcode.runtime.context_part"),
     "agent.harness.auto_compaction_threshold_tokens": Consumed("vtcode.context.thresholds"),
     "agent.harness.auto_compaction_instructions": NoEffect(
@@ -85,8 +86,8 @@ STATUS: dict[str, KeyStatus] = {
     "agent.harness.context_reset_mode": Consumed("vtcode.runtime.context_part"),
     "agent.harness.context_reset_stall_threshold": Consumed("vtcode.runtime.context_part"),
     "agent.harness.event_log_path": Consumed("vtcode.runtime.exporters"),
-    "agent.harness.orchestration_mode": NoEffect(_PENDING_25),
-    "agent.harness.max_revision_rounds": NoEffect(_PENDING_25),
+    "agent.harness.orchestration_mode": Consumed("vtcode.runtime.plan_mode"),
+    "agent.harness.max_revision_rounds": Consumed("vtcode.runtime.exec_run"),
     "agent.harness.long_running_command_ceiling_secs": Consumed("vtcode.runtime.exec_run"),
     # [agent.open_responses]
     "agent.open_responses.enabled": Consumed("vtcode.runtime.exporters"),
