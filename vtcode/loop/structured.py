@@ -12,6 +12,7 @@ Only the final answer is checked: messages beside tool calls are not constrained
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import re
@@ -44,6 +45,8 @@ __all__ = [
 OUTPUT_SCHEMA = "output_schema"  # the harness items' error_category
 MAX_SCHEMA_BYTES = 1 << 20
 _MAX_ERRORS = 8
+_MAX_MESSAGE = 300  # jsonschema quotes the failing value whole: a big answer is not sent back
+_MAX_STARTS = 64  # JSON after prose: the first this many `{`/`[` are tried as its start
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n(.*?)\n?```", re.DOTALL)
 
@@ -146,8 +149,12 @@ def answer_json(text: str) -> tuple[str, Any] | None:
     """(JSON text, value) of the answer: the whole text, else its last fenced block, else a
     JSON value that ends the text after some prose ("Here it is: {...}"); None when none is."""
     stripped = text.strip()
-    candidates = [stripped, *reversed(_FENCE.findall(stripped))]
-    candidates += [stripped[i:] for i, c in enumerate(stripped) if c in "{[" and i > 0][:64]
+    starts = (i for i, c in enumerate(stripped) if c in "{[" and i > 0)
+    candidates = itertools.chain(
+        (stripped,),
+        reversed(_FENCE.findall(stripped)),
+        (stripped[i:] for i in itertools.islice(starts, _MAX_STARTS)),
+    )
     decoder = json.JSONDecoder()
     for candidate in candidates:
         candidate = candidate.strip()
@@ -176,7 +183,8 @@ def schema_errors(schema: OutputSchema, text: str) -> tuple[str | None, list[str
     lines = []
     for e in errors[:_MAX_ERRORS]:
         at = "/".join(str(p) for p in e.absolute_path)
-        lines.append(f"at /{at}: {e.message}" if at else e.message)
+        message = e.message if len(e.message) <= _MAX_MESSAGE else e.message[:_MAX_MESSAGE] + "…"
+        lines.append(f"at /{at}: {message}" if at else message)
     if len(errors) > _MAX_ERRORS:
         lines.append(f"... and {len(errors) - _MAX_ERRORS} more")
     return json_text, lines
