@@ -331,3 +331,25 @@ def test_a_bad_schema_file_is_exit_2_before_anything_runs(
     assert events == []
     assert not sse_server.requests
     assert not (tmp_path / ".vtcode" / "sessions" / SESSION).exists()
+
+
+def test_an_untrusted_workspace_cannot_set_the_schema(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The schema file is sent to the provider: a workspace could name a secret JSON file."""
+    schema = _setup(tmp_path, sse_server)
+    (tmp_path / "vtcode.toml").write_text(f"[agent]\noutput_schema = {json.dumps(str(schema))}\n")
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse("plain text")),
+        ScriptedReply.sse_bytes(chat_sse(GOOD)),
+    )
+    code, _, stderr = _exec(tmp_path, "go")
+    assert code == 0 and "agent.output_schema ignored" in stderr
+    assert "response_format" not in sse_server.requests[0].json()
+    proc = vtcode(
+        ["exec", "--json", "--provider", "local", "go"],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "VTCODE_TRUST_WORKSPACE": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert sse_server.requests[1].json()["response_format"]["json_schema"]["schema"] == SCHEMA
