@@ -127,3 +127,22 @@ def test_change_on_resume_reaches_the_next_run_and_a_link_out_is_skipped(
     show = json.loads(vtcode(["sessions", "show", "--json", "s1"], ws).stdout)
     digests = [r["instructions_digest"] for r in show["runs"]]
     assert len(digests) == 2 and digests[0] != digests[1] and None not in digests
+
+
+def test_init_writes_starters_and_orient_lists_the_files(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    made = vtcode(["init"], ws)
+    assert made.returncode == 0, made.stderr
+    assert (ws / "AGENTS.md").read_text().startswith("# AGENTS.md")
+    assert (ws / "vtcode.toml").is_file()
+    again = vtcode(["init"], ws)
+    assert again.returncode == 2 and "AGENTS.md" in again.stderr and "--force" in again.stderr
+    (ws / "AGENTS.md").write_text("x" * 100)
+    shown = vtcode(["orient"], ws)
+    assert shown.returncode == 0, shown.stderr
+    assert "[Project instructions] 1 file(s), 100 of 32768 bytes\n  AGENTS.md  100 bytes" in (
+        shown.stdout
+    )
+    data = json.loads(vtcode(["orient", "--json"], ws).stdout)["instructions"]
+    assert [(f["label"], f["bytes"]) for f in data["files"]] == [("AGENTS.md", 100)]

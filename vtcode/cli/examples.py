@@ -23,6 +23,11 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ('vtcode exec -o answer.txt --max-turns 8 "..."', "the model's last message to a file"),
         ('echo "fix it" | vtcode exec -', "the prompt from stdin"),
         ("vtcode exec resume --last", "continue the last session"),
+        ('vtcode exec --no-instructions "..."', "without the AGENTS.md files"),
+    ],
+    "init": [
+        ("vtcode init", "a starter AGENTS.md and vtcode.toml in this folder"),
+        ("vtcode -C ../other init --force", "overwrite both in another workspace"),
     ],
     "eval": [
         ("vtcode eval evals/public", "every task once with vtcode (replay: each task's script)"),

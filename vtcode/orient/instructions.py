@@ -46,6 +46,7 @@ __all__ = [
     "discover_instructions",
     "project_root",
     "user_home",
+    "write_starter",
 ]
 
 INSTRUCTIONS_FILE = "AGENTS.md"
@@ -279,3 +280,38 @@ def discover_instructions(
         warnings=tuple(reader.warnings),
         max_bytes=config.max_bytes,
     )
+
+
+STARTER_AGENTS_MD = """# AGENTS.md
+
+Instructions for coding agents working in this repository (vtcode, Codex, Claude Code and
+others read this file). Keep it short: everything here is sent with every request.
+
+## Project
+
+- What this project is, in one or two sentences.
+
+## Build and test
+
+- How to install dependencies, e.g. `pip install -e '.[test]'`.
+- How to run the tests, e.g. `python -m pytest -q`.
+
+## Conventions
+
+- Code style, naming, where new code goes.
+- What must never be changed without asking.
+"""
+
+
+def write_starter(workspace: Path, *, force: bool = False) -> Path:
+    """Write the starter `WORKSPACE/AGENTS.md`; an existing file (or link) needs `force`."""
+    from vtcode.errors import ConfigError
+    from vtcode.fsutil import atomic_write_bytes
+
+    path = workspace / INSTRUCTIONS_FILE
+    if not workspace.is_dir():
+        raise ConfigError("workspace folder does not exist", location=str(workspace))
+    if (path.exists() or path.is_symlink()) and not force:
+        raise ConfigError("already exists", location=str(path), hint="use --force to overwrite it")
+    atomic_write_bytes(path, STARTER_AGENTS_MD.encode("utf-8"))
+    return path
