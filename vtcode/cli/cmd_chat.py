@@ -8,7 +8,13 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_script, complete_session_id
 from vtcode.cli.context import AppContext, check_overrides
-from vtcode.cli.exec_opts import provider_option
+from vtcode.cli.exec_opts import (
+    instruction_overrides,
+    no_instructions_option,
+    prompt_options,
+    prompt_overrides,
+    provider_option,
+)
 from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
 
@@ -64,6 +70,8 @@ pipes use `vtcode exec`, which exits 2 here."""
     help="Override a config key for this session (same as the global -c).",
 )
 @sandbox_option
+@no_instructions_option
+@prompt_options
 @click.pass_obj
 def chat(
     app: AppContext,
@@ -79,6 +87,7 @@ def chat(
     events_path: str | None,
     overrides: tuple[str, ...],
     sandbox_mode: str | None,
+    no_instructions: bool,
 ) -> int:
     """Talk to the agent: one user turn per message, in one durable session.
 
@@ -93,7 +102,14 @@ def chat(
             "vtcode chat needs a terminal (stdin and stdout are not both a TTY)",
             hint='scripts and pipes: `vtcode exec "PROMPT"` or `echo PROMPT | vtcode exec -`',
         )
-    app.add_overrides((*overrides, *sandbox_overrides(sandbox_mode)))
+    app.add_overrides(
+        (
+            *overrides,
+            *sandbox_overrides(sandbox_mode),
+            *instruction_overrides(no_instructions),
+            *prompt_overrides(),
+        )
+    )
     loaded = app.loaded_config()
 
     from vtcode.interactive.run import ChatRequest, run_chat

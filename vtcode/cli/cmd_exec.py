@@ -15,6 +15,8 @@ from vtcode.cli.exec_opts import (
     model_options,
     no_instructions_option,
     overrides_option,
+    prompt_options,
+    prompt_overrides,
 )
 from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
@@ -145,6 +147,7 @@ def _read_prompt(words: list[str], color: bool) -> str | None:
 )
 @sandbox_option
 @no_instructions_option
+@prompt_options
 @click.pass_obj
 def exec_cmd(
     app: AppContext,
@@ -233,7 +236,12 @@ def exec_cmd(
     elif resume is not None and provider is None:
         provider, script = _remembered_script(app.workspace, resume)
     app.add_overrides(
-        (*overrides, *sandbox_overrides(sandbox_mode), *instruction_overrides(no_instructions))
+        (
+            *overrides,
+            *sandbox_overrides(sandbox_mode),
+            *instruction_overrides(no_instructions),
+            *prompt_overrides(),
+        )
     )
     loaded = app.loaded_config()
     answer = FinalAnswerSink()

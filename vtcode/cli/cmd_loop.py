@@ -8,6 +8,12 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_loop_id
 from vtcode.cli.context import AppContext
+from vtcode.cli.exec_opts import (
+    instruction_overrides,
+    no_instructions_option,
+    prompt_options,
+    prompt_overrides,
+)
 from vtcode.cli.groups import SuggestingGroup
 from vtcode.cli.loop_opts import loop_run_options
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
@@ -49,6 +55,8 @@ def loop() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the run report (and state) as JSON.")
 @click.argument("words", nargs=-1, metavar="[PROMPT|-]")
 @sandbox_option
+@no_instructions_option
+@prompt_options
 @click.pass_obj
 def run(
     app: AppContext,
@@ -64,6 +72,7 @@ def run(
     as_json: bool,
     words: tuple[str, ...],
     sandbox_mode: str | None,
+    no_instructions: bool,
 ) -> int:
     """Resume loop ID and run up to --steps steps.
 
@@ -82,7 +91,13 @@ def run(
         prompt = read_stdin_text()
     else:
         prompt = " ".join(words) or None
-    app.add_overrides(sandbox_overrides(sandbox_mode))
+    app.add_overrides(
+        (
+            *sandbox_overrides(sandbox_mode),
+            *instruction_overrides(no_instructions),
+            *prompt_overrides(),
+        )
+    )
     loaded = app.loaded_config()
 
     def sinks() -> list[Any]:

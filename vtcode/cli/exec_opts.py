@@ -25,6 +25,8 @@ __all__ = [
     "model_options",
     "no_instructions_option",
     "overrides_option",
+    "prompt_options",
+    "prompt_overrides",
     "provider_option",
 ]
 
@@ -57,6 +59,80 @@ no_instructions_option = click.option(
         ' e.g. vtcode exec --no-instructions "..."'
     ),
 )
+
+
+_PROMPT_META = "vtcode.prompt_overrides"
+
+
+def _prompt_key(key: str, is_file: bool) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """Click callback: remember the value as `-c agent.KEY=...` (a file as an absolute path:
+    the run reads it relative to the workspace, the user typed it relative to this folder)."""
+
+    def remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return value
+        from pathlib import Path
+
+        from vtcode.config.render import inline
+
+        text = str(Path(value).absolute()) if is_file else str(value)
+        ctx.meta.setdefault(_PROMPT_META, []).append(f"agent.{key}={inline(text)}")
+        return value
+
+    return remember
+
+
+_FILE = click.Path(exists=True, dir_okay=False)
+_PROMPT_OPTIONS = (
+    click.option(
+        "--system-prompt",
+        metavar="TEXT",
+        expose_value=False,
+        callback=_prompt_key("system_prompt", False),
+        help=(
+            "Replace the built-in system prompt (AGENTS.md and orientation still follow),"
+            ' e.g. --system-prompt "You review code; never edit." (agent.system_prompt)'
+        ),
+    ),
+    click.option(
+        "--system-prompt-file",
+        metavar="FILE",
+        type=_FILE,
+        expose_value=False,
+        callback=_prompt_key("system_prompt_file", True),
+        help="Replace it with FILE's text, e.g. --system-prompt-file ci/prompt.md.",
+    ),
+    click.option(
+        "--append-system-prompt",
+        metavar="TEXT",
+        expose_value=False,
+        callback=_prompt_key("append_system_prompt", False),
+        help='Add TEXT after the system prompt, e.g. --append-system-prompt "Answer in French."',
+    ),
+    click.option(
+        "--append-system-prompt-file",
+        metavar="FILE",
+        type=_FILE,
+        expose_value=False,
+        callback=_prompt_key("append_system_prompt_file", True),
+        help="Add FILE's text after the system prompt, e.g. --append-system-prompt-file x.md.",
+    ),
+)
+
+
+def prompt_options(func: F) -> F:
+    """--system-prompt, --system-prompt-file, --append-system-prompt, --append-system-prompt-file
+    (not passed: `prompt_overrides()` gives the config overrides they stand for)."""
+    for option in reversed(_PROMPT_OPTIONS):
+        func = option(func)
+    return func
+
+
+def prompt_overrides() -> tuple[str, ...]:
+    """The `-c agent.*system_prompt*=...` overrides the prompt options of this command gave."""
+    ctx = click.get_current_context()
+    assert ctx is not None  # called from inside a command
+    return tuple(ctx.meta.get(_PROMPT_META, ()))
 
 
 def instruction_overrides(no_instructions: bool) -> tuple[str, ...]:

@@ -206,6 +206,20 @@ class AgentConfig:
         U32, Doc("more turns given to a final answer that does not match the output schema")
     ] = 2
     instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
+    system_prompt: Annotated[
+        str | None, Doc("replaces the built-in system prompt (--system-prompt)")
+    ] = None
+    system_prompt_file: Annotated[
+        str | None,
+        Doc("file whose text replaces the built-in system prompt; relative to the workspace"),
+    ] = None
+    append_system_prompt: Annotated[
+        str | None, Doc("text added after the system prompt (--append-system-prompt)")
+    ] = None
+    append_system_prompt_file: Annotated[
+        str | None,
+        Doc("file whose text is added after the system prompt; relative to the workspace"),
+    ] = None
     harness: HarnessConfig = field(default_factory=HarnessConfig)
     open_responses: OpenResponsesConfig = field(default_factory=OpenResponsesConfig)
     subagents: Annotated[

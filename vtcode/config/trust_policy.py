@@ -230,6 +230,12 @@ POLICY: dict[str, Rule] = {
     "agent.instructions.enabled": NEUTRAL,
     "agent.instructions.fallback_files": NEUTRAL,
     "agent.instructions.max_bytes": NEUTRAL,
+    # An untrusted workspace may append to the system prompt, not replace it; a file it names
+    # could be any file the user can read, sent to the provider.
+    "agent.system_prompt": LOOSENING,
+    "agent.system_prompt_file": LOOSENING,
+    "agent.append_system_prompt": NEUTRAL,
+    "agent.append_system_prompt_file": EGRESS,
     "agent.harness.max_tool_calls_per_turn": CAP0,
     "agent.harness.max_tool_wall_clock_secs": CAP0,
     "agent.harness.max_tool_retries": CAP,

@@ -54,6 +54,7 @@ from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
+from vtcode.runtime.prompt_texts import prompt_texts
 from vtcode.runtime.resume_check import refuse_invalid_log
 from vtcode.sandbox import Sandbox, SandboxState
 from vtcode.store import DispatchGate, SessionWriter, read_session_events
@@ -258,6 +259,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
     sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
     require_budget_cap(cfg, req.max_budget_usd)  # require_budget with no cap: exit 2, likewise
+    texts = prompt_texts(cfg.agent, req.workspace)  # an unreadable prompt file: exit 2
     output_schema = req.output_schema or _configured_schema(cfg, req.workspace)  # bad: exit 2
 
     _retain(req, cfg, session_id)
@@ -380,12 +382,13 @@ def run_exec(req: ExecRequest) -> ExecResult:
             emit=gate.emit,
             system_prompt=lambda orientation: system_prompt(
                 (
-                    req.system_prompt
+                    texts.base
+                    or req.system_prompt
                     or exec_system_prompt(req.workspace, [t.name for t in catalog()])
                 )
                 + (DRY_RUN_INSTRUCTIONS if req.dry_run else ""),
                 orientation,
-                sections=(instructions.section(),),
+                sections=(instructions.section(), texts.append),
             ),
             history=history,
             prompt=req.prompt,
