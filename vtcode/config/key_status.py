@@ -58,6 +58,10 @@ STATUS: dict[str, KeyStatus] = {
     "agent.instructions.enabled": Consumed("vtcode.orient.instructions"),
     "agent.instructions.fallback_files": Consumed("vtcode.orient.instructions"),
     "agent.instructions.max_bytes": Consumed("vtcode.orient.instructions"),
+    "agent.system_prompt": Consumed("vtcode.runtime.prompt_texts"),
+    "agent.system_prompt_file": Consumed("vtcode.runtime.prompt_texts"),
+    "agent.append_system_prompt": Consumed("vtcode.runtime.prompt_texts"),
+    "agent.append_system_prompt_file": Consumed("vtcode.runtime.prompt_texts"),
     # [agent.harness]
     "agent.harness.max_tool_calls_per_turn": Consumed("vtcode.loop.limits"),
     "agent.harness.max_tool_wall_clock_secs": Consumed("vtcode.loop.limits"),
