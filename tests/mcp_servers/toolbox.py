@@ -12,7 +12,8 @@ takes that long before it serves (a slow start under load).
 the kernel, written to PORT_FILE once the socket listens); with it, `--require-bearer-env NAME`
 answers 401 unless `Authorization: Bearer <value of NAME>` is sent, `--request-log PATH` appends
 each request's method, path and headers as a JSON line, and the `whoami` tool returns the
-Authorization header it was called with (a server that echoes a secret back).
+Authorization header it was called with (a server that echoes a secret back). `--resources`
+offers the resource `notes://readme`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ parser.add_argument("--start-delay", type=float, default=0.0)
 parser.add_argument("--http", metavar="PORT_FILE", help="serve streamable HTTP on 127.0.0.1")
 parser.add_argument("--require-bearer-env", metavar="NAME")
 parser.add_argument("--request-log", metavar="PATH")
+parser.add_argument("--resources", action="store_true", help="also offer one resource")
 opts = parser.parse_args()
 
 if opts.pid_file:
@@ -103,10 +105,12 @@ if opts.odd_names:
         return "never offered"
 
 
-@server.resource("notes://readme", mime_type="text/markdown")
-def readme() -> str:
-    """The toolbox's notes."""
-    return "# Toolbox\nfour tools and this note"
+if opts.resources:
+
+    @server.resource("notes://readme", mime_type="text/markdown")
+    def readme() -> str:
+        """The toolbox's notes."""
+        return "# Toolbox\nfour tools and this note"
 
 
 if opts.http:

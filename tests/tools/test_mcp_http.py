@@ -26,6 +26,9 @@ pytest.importorskip("mcp")
 
 from tests.exec_support import SCRIPTS, SESSION, canonical_lines, normalise, raw_events, vtcode
 from tests.tools.test_mcp_exec import ALLOW_MCP, TOOLBOX, TRUST, items
+from vtcode.config.load import load_config
+from vtcode.errors import ConfigError
+from vtcode.mcp.plan import plan_servers
 
 TOKEN = "tok-4f9c2e7a51d8b3c6"  # what the server requires; must never be written by vtcode
 TOKEN_VAR = "TOOLBOX_CRED"  # a name the redactor would not guess is a secret
@@ -135,7 +138,7 @@ def _neutral(events: list[dict[str, Any]], ws: Path, url: str) -> list[dict[str,
 def test_http_tools_end_to_end_with_the_bearer_token(
     tmp_path: Path, server_dir: Path, servers: list[HttpServer], snapshot_json: Any
 ) -> None:
-    server = start_server(server_dir)
+    server = start_server(server_dir, "--resources")
     servers.append(server)
     write_config(tmp_path, server.url)
     proc = run_exec(tmp_path, "mcp-http-tools")
@@ -147,8 +150,14 @@ def test_http_tools_end_to_end_with_the_bearer_token(
         ("mcp__toolbox__echo", "completed"),
         ("mcp__toolbox__add", "completed"),
         ("mcp__toolbox__whoami", "completed"),
+        ("mcp__list_resources", "completed"),
+        ("mcp__read_resource", "completed"),
     ]
     assert calls[2]["result"] == "Bearer [REDACTED]"  # the server echoed the token back
+    assert calls[3]["result"] == (
+        "toolbox notes://readme (text/markdown) readme - The toolbox's notes."
+    )
+    assert calls[4]["result"] == "# Toolbox\nfour tools and this note"
     assert items(events, "error") == []
     sent = server.requests()
     assert sent and all(r["headers"]["authorization"] == f"Bearer {TOKEN}" for r in sent)
@@ -199,66 +208,56 @@ def test_a_hung_call_times_out_and_the_server_still_answers(
     assert items(events, "error") == []
 
 
-def test_a_server_that_never_answers_is_given_up_at_its_startup_timeout(tmp_path: Path) -> None:
-    with socket.socket() as listener:  # accepts connections (backlog), never answers
+def test_a_hung_and_a_refused_server_are_each_reported_once_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """`toolbox` accepts connections (backlog) but never answers: given up at its 1 s startup
+    timeout; `gone` is a port nothing listens on: connection refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    gone = f"http://127.0.0.1:{port}/mcp"
+    with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-        write_config(tmp_path, url, startup=1.0)
+        write_config(
+            tmp_path, url, startup=1.0, extra=f"\n[mcp.servers.gone]\nurl = {json.dumps(gone)}\n"
+        )
         proc = run_exec(tmp_path, "mcp-unavailable-http")
     assert proc.returncode == 0, proc.stderr
     events = raw_events(proc.stdout)
     assert events[-1]["subtype"] == "success"
-    (warning,) = items(events, "error")
-    assert warning["message"] == (
-        "MCP server 'toolbox' failed to start: no answer to initialize within 1s"
-    )
+    refused, hung = (e["message"] for e in items(events, "error"))
+    assert refused.startswith(f"MCP server 'gone' failed to start: cannot reach {gone}")
+    assert hung == "MCP server 'toolbox' failed to start: no answer to initialize within 1s"
     (call,) = items(events, "mcp_tool_call")
     assert call["status"] == "failed" and "'toolbox' is unavailable" in call["result"]
 
 
-def test_a_refused_connection_is_reported_once_and_the_run_goes_on(tmp_path: Path) -> None:
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    write_config(tmp_path, f"http://127.0.0.1:{port}/mcp")
-    proc = run_exec(tmp_path, "mcp-unavailable-http")
-    assert proc.returncode == 0, proc.stderr
-    events = raw_events(proc.stdout)
-    (warning,) = items(events, "error")
-    assert warning["message"].startswith(
-        f"MCP server 'toolbox' failed to start: cannot reach http://127.0.0.1:{port}/mcp"
-    )
-    assert events[-1]["subtype"] == "success"
-
-
-def test_a_missing_token_variable_is_named_and_nothing_is_sent(
+def test_a_missing_or_wrong_token_is_reported_without_the_token(
     tmp_path: Path, server_dir: Path, servers: list[HttpServer]
 ) -> None:
+    """`toolbox` names an unset variable (nothing is sent), `other` one holding a wrong token
+    (the server answers 401)."""
     server = start_server(server_dir)
     servers.append(server)
-    write_config(tmp_path, server.url)
-    proc = run_exec(tmp_path, "mcp-unavailable-http", env=TRUST)
+    other = f'\n[mcp.servers.other]\nurl = "{server.url}"\nbearer_token_env_var = "OTHER_CRED"\n'
+    write_config(tmp_path, server.url, extra=other)
+    wrong = "wrong-" + TOKEN
+    proc = run_exec(tmp_path, "mcp-unavailable-http", env={**TRUST, "OTHER_CRED": wrong})
     assert proc.returncode == 0, proc.stderr
-    (warning,) = items(raw_events(proc.stdout), "error")
-    assert warning["message"] == (
+    rejected, missing = (e["message"] for e in items(raw_events(proc.stdout), "error"))
+    assert missing == (
         f"MCP server 'toolbox' failed to start: the variable {TOKEN_VAR} "
         "(bearer_token_env_var) is not set or empty"
     )
-    assert server.requests() == []
-
-
-def test_a_wrong_token_is_an_http_401_without_the_token(
-    tmp_path: Path, server_dir: Path, servers: list[HttpServer]
-) -> None:
-    server = start_server(server_dir)
-    servers.append(server)
-    write_config(tmp_path, server.url)
-    wrong = "wrong-" + TOKEN
-    proc = run_exec(tmp_path, "mcp-unavailable-http", env={**TRUST, TOKEN_VAR: wrong})
-    assert proc.returncode == 0, proc.stderr
-    (warning,) = items(raw_events(proc.stdout), "error")
-    assert warning["message"].endswith("answered HTTP 401 Unauthorized")
+    assert (
+        rejected
+        == f"MCP server 'other' failed to start: {server.url} answered HTTP 401 Unauthorized"
+    )
+    sent = server.requests()
+    assert sent and all(r["headers"]["authorization"] == f"Bearer {wrong}" for r in sent)
     assert wrong not in proc.stdout and wrong not in proc.stderr
 
 
@@ -278,31 +277,6 @@ def test_an_untrusted_workspace_cannot_add_a_url_server(
         "MCP server 'toolbox' is unavailable: not started: the workspace is not trusted"
     )
     assert server.requests() == [], "no request may reach a server an untrusted workspace named"
-
-
-def test_the_users_own_config_may_add_a_url_server(
-    tmp_path: Path, server_dir: Path, servers: list[HttpServer]
-) -> None:
-    server = start_server(server_dir)
-    servers.append(server)
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    write_config(tmp_path, server.url)
-    proc = vtcode(
-        [
-            "--config",
-            str(tmp_path / "vtcode.toml"),
-            "exec",
-            "--json",
-            "--script",
-            str(SCRIPTS / "mcp-http-tools.toml"),
-            "use the tools",
-        ],
-        ws,
-        env={TOKEN_VAR: TOKEN},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert raw_events(proc.stdout)[-1]["subtype"] == "success"
 
 
 @pytest.mark.parametrize(
@@ -337,13 +311,26 @@ def test_the_users_own_config_may_add_a_url_server(
     ],
     ids=["authorization-header", "userinfo", "scheme", "both", "bearer-on-stdio", "var-name"],
 )
-def test_a_bad_url_server_is_exit_2_and_writes_nothing(
+def test_a_bad_url_server_is_refused_by_location(
     tmp_path: Path, server: str, where: str, message: str
 ) -> None:
     (tmp_path / "vtcode.toml").write_text(f"[mcp.servers.toolbox]\n{server}\n")
+    config = load_config(workspace=tmp_path, env={}).config
+    with pytest.raises(ConfigError) as exc:
+        plan_servers(config, tmp_path, env={})
+    assert exc.value.location == where and message in exc.value.message
+    assert "abcdefgh123" not in str(exc.value) and "hunter2hunter2" not in str(exc.value)
+
+
+def test_a_bad_url_server_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "vtcode.toml").write_text(
+        '[mcp.servers.toolbox]\nurl = "http://127.0.0.1:9/mcp"\n'
+        'headers = { Authorization = "Bearer abcdefgh123" }\n'
+    )
     proc = run_exec(tmp_path, "mcp-unavailable-http")
     assert proc.returncode == 2, proc.stderr
-    assert where in proc.stderr and message in proc.stderr, proc.stderr
+    assert "mcp.servers.toolbox.headers.Authorization" in proc.stderr
+    assert "credentials do not belong in a file" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert "abcdefgh123" not in proc.stderr and "hunter2hunter2" not in proc.stderr
+    assert "abcdefgh123" not in proc.stderr
     assert not (tmp_path / ".vtcode" / "sessions").exists()

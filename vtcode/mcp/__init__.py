@@ -1,4 +1,5 @@
-"""MCP tool discovery: stdio servers from `[mcp.servers.NAME]`, their tools in the catalog.
+"""MCP tool discovery: servers from `[mcp.servers.NAME]` (stdio or streamable HTTP), their tools
+in the catalog.
 
 Nothing here imports the MCP SDK until a run has servers to start (`plan_servers` checks it is
 installed, `McpManager.start` connects). Other layers use `is_mcp_name` to tell an MCP tool's

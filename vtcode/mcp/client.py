@@ -41,6 +41,8 @@ STDERR_TAIL_BYTES = 8192
 MAX_LIST_PAGES = 100  # a server whose cursor never ends must not hang the start
 _CONNECTION_CLOSED = -32000  # mcp.types.CONNECTION_CLOSED (not defined by every 1.x release)
 T = TypeVar("T")
+_STDIO_CLOSE_GRACE_SECS = 8.0  # the SDK's own teardown: 2 s, SIGTERM, 2 s, SIGKILL
+_HTTP_CLOSE_GRACE_SECS = 3.0
 
 
 class ServerUnavailable(Exception):
@@ -352,10 +354,14 @@ class McpServerConnection:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """One `resources/read` (errors as for `call`)."""
-        from pydantic import AnyUrl
+        from pydantic import AnyUrl, ValidationError
 
         session = self._live()
-        return await self._request(session.read_resource(AnyUrl(uri)))
+        try:
+            url = AnyUrl(uri)
+        except ValidationError as e:
+            raise McpCallError(f"{uri!r} is not a valid URI") from e
+        return await self._request(session.read_resource(url))
 
     def _live(self) -> ClientSession:
         session = self._session
@@ -407,13 +413,16 @@ class McpServerConnection:
         await asyncio.wait({task}, timeout=10.0)
 
     async def aclose(self) -> None:
-        """Close the session and end the server process (bounded)."""
+        """Close the session and end the server process (bounded). A URL server gets less time:
+        there is no process to wait for, only the session's DELETE, which a hung server would
+        hold for the whole grace."""
         self._stopping = True
         if self._closing is not None:
             self._closing.set()
         task = self._task
         if task is not None and not task.done():
-            done, _ = await asyncio.wait({task}, timeout=8.0)
+            grace = _HTTP_CLOSE_GRACE_SECS if self.config.url else _STDIO_CLOSE_GRACE_SECS
+            done, _ = await asyncio.wait({task}, timeout=grace)
             if not done:
                 await self._stop_task()
         if self.reason is None:

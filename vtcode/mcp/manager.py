@@ -20,6 +20,7 @@ from pathlib import Path
 from vtcode.mcp.client import McpServerConnection, ServerUnavailable
 from vtcode.mcp.names import split_name, tool_name, tool_name_problem
 from vtcode.mcp.plan import McpPlan
+from vtcode.mcp.resources import ListResourcesTool, ReadResourceTool
 from vtcode.mcp.runtime import CallTimeout, LoopThread
 from vtcode.mcp.tools import McpTool
 from vtcode.tools.registry import ToolRegistry
@@ -127,6 +128,10 @@ class McpManager:
                 self.notice(f"MCP server {conn.name!r} failed to start: {reason}")
                 continue
             self._register(conn, registry, allowed)
+        serving = [c for c in self.connections if c.alive and c.resources]
+        if serving:
+            registry.register(ListResourcesTool(serving, self._runtime))
+            registry.register(ReadResourceTool(serving, self._runtime))
 
     async def _start_all(self) -> list[object]:
         return list(
