@@ -146,3 +146,38 @@ def test_init_writes_starters_and_orient_lists_the_files(tmp_path: Path) -> None
     )
     data = json.loads(vtcode(["orient", "--json"], ws).stdout)["instructions"]
     assert [(f["label"], f["bytes"]) for f in data["files"]] == [("AGENTS.md", 100)]
+
+
+def _discover(ws: Path, **kw: object) -> object:
+    from vtcode.config.model import InstructionsConfig
+    from vtcode.orient.instructions import discover_instructions
+
+    config = InstructionsConfig(**kw)  # type: ignore[arg-type]
+    return discover_instructions(ws, config, env={"VTCODE_HOME": str(ws / "h")})
+
+
+def test_special_files_empty_files_and_character_boundaries(tmp_path: Path) -> None:
+    """In-process: a FIFO or folder named AGENTS.md is skipped with a warning (never blocks),
+    an empty AGENTS.md gives way to the fallback, a cut never splits a character, and with no
+    repository the workspace is the root."""
+    from vtcode.orient.instructions import Instructions
+
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    os.mkfifo(ws / "AGENTS.md")
+    (ws / "CLAUDE.md").write_text("é" * 10)  # 20 bytes
+    (ws / "sub" / "AGENTS.md").write_text("")
+    (ws / "sub" / "AGENTS.override.md").mkdir()
+    alone = _discover(ws / "sub", fallback_files=["CLAUDE.md"])
+    assert isinstance(alone, Instructions) and alone.files == ()  # no repository: sub is the root
+    (ws / ".git").mkdir()
+    found = _discover(ws / "sub", fallback_files=["CLAUDE.md", "../x", "a/b"], max_bytes=7)
+    assert isinstance(found, Instructions)
+    assert [f.label for f in found.files] == ["CLAUDE.md"]
+    first = found.files[0]
+    assert (first.size, first.used) == (20, 6) and found.texts[0] == "ééé"
+    assert any("AGENTS.md: " in w and "FIFO" in w for w in found.warnings)
+    assert any("AGENTS.override.md" in w for w in found.warnings)
+    assert any("CLAUDE.md (6 of 20 bytes)" in w for w in found.warnings)
+    off = _discover(ws, enabled=False)
+    assert isinstance(off, Instructions) and off.files == () and off.section() is None
