@@ -52,6 +52,7 @@ DESCRIPTIONS: dict[str, str] = {
     "hooks.lifecycle.user_prompt_submit": "hooks run when a prompt is submitted",
     "hooks.lifecycle.pre_tool_use": "hooks run before a tool call",
     "hooks.lifecycle.post_tool_use": "hooks run after a tool call",
+    "hooks.lifecycle.post_tool_use_failure": "hooks run after a tool call that failed",
     "hooks.lifecycle.permission_request": "hooks run when a tool asks for permission",
     "hooks.lifecycle.pre_compact": "hooks run before compaction",
     "hooks.lifecycle.stop": "hooks run when the run stops (alias: task_completed, task_completion)",

@@ -131,6 +131,7 @@ STATUS: dict[str, KeyStatus] = {
     "hooks.lifecycle.user_prompt_submit": NoEffect(_PENDING_HOOK),
     "hooks.lifecycle.pre_tool_use": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.post_tool_use": Consumed("vtcode.hooks.config"),
+    "hooks.lifecycle.post_tool_use_failure": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.permission_request": NoEffect(_PENDING_HOOK),
     "hooks.lifecycle.pre_compact": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.stop": Consumed("vtcode.hooks.config"),

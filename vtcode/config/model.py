@@ -329,6 +329,7 @@ class LifecycleHooks:
     user_prompt_submit: list[HookMatcher] = field(default_factory=list)
     pre_tool_use: list[HookMatcher] = field(default_factory=list)
     post_tool_use: list[HookMatcher] = field(default_factory=list)
+    post_tool_use_failure: list[HookMatcher] = field(default_factory=list)
     permission_request: list[HookMatcher] = field(default_factory=list)
     pre_compact: list[HookMatcher] = field(default_factory=list)
     stop: list[HookMatcher] = field(default_factory=list)

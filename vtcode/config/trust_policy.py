@@ -298,6 +298,7 @@ POLICY: dict[str, Rule] = {
             "user_prompt_submit",
             "pre_tool_use",
             "post_tool_use",
+            "post_tool_use_failure",
             "permission_request",
             "pre_compact",
             "stop",

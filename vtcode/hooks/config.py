@@ -37,6 +37,7 @@ EVENTS: dict[str, str] = {
     "session_end": "SessionEnd",
     "pre_tool_use": "PreToolUse",
     "post_tool_use": "PostToolUse",
+    "post_tool_use_failure": "PostToolUseFailure",
     "pre_compact": "PreCompact",
     "stop": "Stop",
 }

@@ -78,6 +78,20 @@ class PostToolUsePayload:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolUseFailurePayload:
+    """`post_tool_use_failure` (Claude Code's PostToolUseFailure): a tool call that failed."""
+
+    TYPE: ClassVar[str] = "PostToolUseFailure"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    tool_name: str
+    tool_input: Any
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StopPayload:
     """`stop`: the agent is about to finish the thread."""
 
@@ -98,16 +112,20 @@ HOOK_PAYLOAD = TaggedUnion(
         SessionEndPayload,
         PreToolUsePayload,
         PostToolUsePayload,
+        PostToolUseFailurePayload,
         StopPayload,
     ],
 )
 
 
 class HookDecision(StrEnum):
-    """What a hook's stdout JSON may decide (only `pre_tool_use` may deny)."""
+    """What a hook's stdout JSON may decide: `pre_tool_use` may deny; `stop` may block (the run
+    goes on with the reason as the next user message); `approve` is Claude Code's allow."""
 
     ALLOW = "allow"
     DENY = "deny"
+    BLOCK = "block"
+    APPROVE = "approve"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,3 +135,7 @@ class HookOutput:
     decision: HookDecision | None = None
     reason: str | None = None
     message: str | None = None
+    # Claude Code's common fields: `"continue": false` ends the run after the hooks of this
+    # event, `stopReason` says why (shown as a warning).
+    continue_: bool = field(default=True, metadata={"json_name": "continue"})
+    stop_reason: str | None = field(default=None, metadata={"json_name": "stopReason"})

@@ -98,7 +98,7 @@ class HookResult:
         if self.timed_out:
             return f"{name} timed out after {self.spec.timeout_seconds:g}s and was killed"
         if self.exit_code not in (0, 2) or (
-            self.exit_code == 2 and self.spec.event != "pre_tool_use"
+            self.exit_code == 2 and self.spec.event not in ("pre_tool_use", "stop")
         ):
             detail = self.stderr.strip().splitlines()[-1:] or [""]
             return f"{name} exited with {self.exit_code}" + (

@@ -137,6 +137,11 @@ class LoopHooks:
         """Steering follow-ups to apply after a turn (each becomes a user message)."""
         return []
 
+    def stop_blocked(self) -> str | None:
+        """The run is about to end with an answer: a reason to go on instead (a `stop` hook's
+        `{"decision":"block"}`), given to the model as the next user message; None to end."""
+        return None
+
     # What a front end (`vtcode chat`) may ask of the parts, typed so it never probes for them.
 
     def compacts(self) -> bool:

@@ -52,6 +52,20 @@ def answered(self: Runner, content: str) -> None:
         return
     if self.chat is None and evaluate_or_revise(self):  # the plan is not done: revise or end
         return
+    headless = self.chat is None and not self.cancel.cancelled
+    blocked = self.hooks.stop_blocked() if headless else None
+    if blocked is not None:  # a stop hook wants more work: its reason is the next user message
+        self.recorder.turn_completed(self.turn_usage)
+        self.deliver_follow_up(Message(role="user", content=blocked))
+        limit = self.limit_outcome()
+        self.machine.followed_up(
+            facts=self.facts(
+                limit_reached=limit is not None,
+                compaction_due=self.hooks.compaction_due(in_tool_loop=False),
+            ),
+            ending=limit,
+        )
+        return
     self.machine.responded(
         facts=self.facts(user_turn_over=self.chat is not None),
         ending=Outcome(OutcomeKind.SUCCESS),

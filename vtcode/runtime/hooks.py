@@ -90,6 +90,9 @@ class CompositeHooks(LoopHooks):
     def follow_ups(self) -> list[Message]:
         return [m for p in self.parts for m in p.follow_ups()]
 
+    def stop_blocked(self) -> str | None:
+        return next((r for p in self.parts if (r := p.stop_blocked()) is not None), None)
+
     def compacts(self) -> bool:
         return any(p.compacts() for p in self.parts)
 

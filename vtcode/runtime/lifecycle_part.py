@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from vtcode.hooks.models import (
+    HookDecision,
+    PostToolUseFailurePayload,
     PostToolUsePayload,
     PreToolUsePayload,
     SessionEndPayload,
@@ -22,7 +24,11 @@ from vtcode.loop.parts import LoopHooks, ToolHooks
 from vtcode.loop.recorder import Recorder
 from vtcode.runtime.session_hooks import SessionHooks
 
-__all__ = ["LifecycleHooksPart"]
+__all__ = ["MAX_STOP_BLOCKS", "LifecycleHooksPart"]
+
+# How many times `stop` hooks may send a finished run back to work before it ends anyway: a
+# hook that always blocks must not keep a headless run (and its bill) going forever.
+MAX_STOP_BLOCKS = 3
 
 
 class LifecycleHooksPart(LoopHooks):
@@ -32,6 +38,8 @@ class LifecycleHooksPart(LoopHooks):
         self.hooks = hooks
         self.resumed = resumed
         self._orientations = 0
+        self._stop_blocks = 0
+        self._stop_ran = False  # the `stop` hooks already ran for this ending (stop_blocked)
 
     def attach(self, recorder: Recorder) -> None:
         self.hooks.warnings.attach(recorder)
@@ -47,9 +55,8 @@ class LifecycleHooksPart(LoopHooks):
         return None
 
     def tool_hooks(self) -> Sequence[ToolHooks]:
-        if self.hooks.has("pre_tool_use") or self.hooks.has("post_tool_use"):
-            return (self,)
-        return ()
+        events = ("pre_tool_use", "post_tool_use", "post_tool_use_failure")
+        return (self,) if any(self.hooks.has(e) for e in events) else ()
 
     def pre_tool(self, name: str, arguments: Any) -> str | None:
         payload = PreToolUsePayload(**self.hooks.common(), tool_name=name, tool_input=arguments)
@@ -63,11 +70,51 @@ class LifecycleHooksPart(LoopHooks):
             **self.hooks.common(), tool_name=name, tool_input=arguments, tool_response=response
         )
         self.hooks.run("post_tool_use", payload, name)
+        if response.get("status") == "failed" and self.hooks.has("post_tool_use_failure"):
+            failure = PostToolUseFailurePayload(
+                **self.hooks.common(),
+                tool_name=name,
+                tool_input=arguments,
+                error=str(response.get("output") or "")[:4000],
+            )
+            self.hooks.run("post_tool_use_failure", failure, name)
+
+    def stop_blocked(self) -> str | None:
+        """Run the `stop` hooks before a run ends with an answer; a `{"decision":"block"}` (or
+        exit 2, as Claude Code reads it) with a reason continues it, at most MAX_STOP_BLOCKS
+        times. `stop_hook_active` tells the hook it is answering its own continuation."""
+        if not self.hooks.has("stop"):
+            return None
+        active = self._stop_blocks > 0
+        results = self.hooks.run(
+            "stop", StopPayload(**self.hooks.common(), stop_hook_active=active)
+        )
+        self._stop_ran = True
+        if any(r.output is not None and not r.output.continue_ for r in results):
+            return None  # `"continue": false`: the run ends here
+        for r in results:
+            blocks = r.exit_code == 2 and not r.timed_out
+            if r.ok and r.output is not None and r.output.decision is HookDecision.BLOCK:
+                blocks = True
+            if not blocks:
+                continue
+            if self._stop_blocks >= MAX_STOP_BLOCKS:
+                self.hooks.warnings.warn(
+                    f"stop hook `{r.spec.label}` blocked the end {MAX_STOP_BLOCKS} times;"
+                    " the run ends anyway"
+                )
+                return None
+            self._stop_blocks += 1
+            self._stop_ran = False
+            return r.reason
+        return None
 
     def on_finish(self, outcome: Outcome, recorder: Recorder) -> None:
         self.hooks.warnings.flush()
         kind = outcome.kind
-        self.hooks.run("stop", StopPayload(**self.hooks.common()))
+        if not self._stop_ran:
+            active = self._stop_blocks > 0
+            self.hooks.run("stop", StopPayload(**self.hooks.common(), stop_hook_active=active))
         payload = SessionEndPayload(
             **self.hooks.common(), reason=kind.code, subtype=kind.subtype.value
         )

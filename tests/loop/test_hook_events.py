@@ -1,0 +1,119 @@
+"""Hook events beyond the first six, through the real CLI (issue 25 item 2).
+
+Each hook is a script (in the user config, so trusted) that appends its stdin payload to a file
+and prints what the test tells it to; the payloads are checked for Claude Code's shape
+(session_id, cwd, hook_event_name, transcript_path and the event's fields).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import SSEServer
+from tests.exec_support import SESSION
+from tests.loop.harness_support import configure, run_exec, text_sse, tool_calls_sse
+from vtcode.runtime.lifecycle_part import MAX_STOP_BLOCKS
+
+HOOK = """
+import json, sys
+payload = json.load(sys.stdin)
+log, answers = sys.argv[1], json.loads(sys.argv[2])
+with open(log, "a") as f:
+    f.write(json.dumps(payload) + "\\n")
+seen = sum(1 for _ in open(log))
+answer = answers[min(seen, len(answers)) - 1] if answers else None
+if answer is not None:
+    print(json.dumps(answer))
+"""
+
+
+def _hook(tmp_path: Path, event: str, answers: list[Any]) -> Path:
+    """Add a recording hook for `event`; it prints answers[n-1] on its n-th run (the last one
+    from then on; None prints nothing). Returns the payload log."""
+    script = tmp_path.parent / f"{tmp_path.name}-hook.py"
+    script.write_text(HOOK)
+    log = tmp_path.parent / f"{tmp_path.name}-{event}.jsonl"
+    argv = [sys.executable, str(script), str(log), json.dumps(answers)]
+    with (tmp_path / ".home" / "config.toml").open("a") as f:
+        f.write(f"[[hooks.lifecycle.{event}]]\nhooks = [{{ argv = {json.dumps(argv)} }}]\n")
+    return log
+
+
+def _payloads(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _common(payload: dict[str, Any], tmp_path: Path, event: str) -> None:
+    assert payload["hook_event_name"] == event
+    assert payload["session_id"] == SESSION
+    assert payload["cwd"] == str(tmp_path)
+    assert payload["transcript_path"].startswith(str(tmp_path / ".vtcode"))
+
+
+def _user_messages(server: SSEServer, n: int) -> list[str]:
+    return [m["content"] for m in server.requests[n].json()["messages"] if m["role"] == "user"]
+
+
+def test_a_stop_hook_that_blocks_once_continues_the_run(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    configure(tmp_path, sse_server)
+    log = _hook(tmp_path, "stop", [{"decision": "block", "reason": "also list the files"}, None])
+    sse_server.queue(text_sse("done"), text_sse("listed"))
+    code, events, stderr = run_exec(tmp_path, "do it")
+    assert code == 0, stderr
+    assert len(sse_server.requests) == 2
+    assert _user_messages(sse_server, 1)[-1] == "also list the files"
+    payloads = _payloads(log)
+    assert [p["stop_hook_active"] for p in payloads] == [False, True]
+    for p in payloads:
+        _common(p, tmp_path, "Stop")
+    assert events[-1]["type"] == "thread.completed" and events[-1]["subtype"] == "success"
+
+
+def test_a_stop_hook_that_always_blocks_is_bounded(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server)
+    log = _hook(tmp_path, "stop", [{"decision": "block", "reason": "again"}])
+    sse_server.queue(*[text_sse(f"done {i}") for i in range(MAX_STOP_BLOCKS + 1)])
+    code, events, stderr = run_exec(tmp_path, "do it")
+    assert code == 0, stderr
+    assert len(sse_server.requests) == MAX_STOP_BLOCKS + 1
+    assert len(_payloads(log)) == MAX_STOP_BLOCKS + 1  # not run again at the end
+    warnings = [e for e in events if e.get("item", {}).get("type") == "error"] + [
+        e for e in events if "blocked the end" in json.dumps(e)
+    ]
+    assert warnings, events
+
+
+def test_a_stop_hook_answering_continue_false_ends_the_run(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    configure(tmp_path, sse_server)
+    log = _hook(tmp_path, "stop", [{"continue": False, "decision": "block", "reason": "x"}])
+    sse_server.queue(text_sse("done"), text_sse("never asked"))
+    code, _, stderr = run_exec(tmp_path, "do it")
+    assert code == 0, stderr
+    assert len(sse_server.requests) == 1
+    assert len(_payloads(log)) == 1
+
+
+def test_post_tool_use_failure_sees_the_failed_call(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server)
+    failed = _hook(tmp_path, "post_tool_use_failure", [])
+    after = _hook(tmp_path, "post_tool_use", [])
+    (tmp_path / "here.txt").write_text("x\n")
+    sse_server.queue(
+        tool_calls_sse(("read_file", {"path": "missing.txt"}), ("read_file", {"path": "here.txt"})),
+        text_sse("done"),
+    )
+    code, _, stderr = run_exec(tmp_path, "read")
+    assert code == 0, stderr
+    (payload,) = _payloads(failed)
+    _common(payload, tmp_path, "PostToolUseFailure")
+    assert payload["tool_name"] == "read_file"
+    assert payload["tool_input"] == {"path": "missing.txt"}
+    assert "missing.txt" in payload["error"]
+    assert len(_payloads(after)) == 2  # post_tool_use still runs for both calls
