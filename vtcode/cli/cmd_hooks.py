@@ -25,14 +25,22 @@ def hooks() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_obj
 def list_hooks(app: AppContext, as_json: bool) -> int:
-    """The hooks a run would have, whether each came from the workspace, and trust."""
+    """The hooks a run would have, whether each came from the workspace, and trust.
+
+    --json: `trusted` is true only when both hold: `config_trusted` (the workspace's vtcode.toml
+    applies as written, not filtered) and `hooks_trusted` (its hooks, if any, were trusted).
+    """
     from vtcode.cli.output import emit_json
     from vtcode.config.trust_store import is_trusted
     from vtcode.hooks.config import plan_hooks, workspace_fingerprint
 
-    cfg = app.loaded_config().config
+    loaded = app.loaded_config()
+    cfg = loaded.config
     fp, ws_events = workspace_fingerprint(app.workspace, cfg)
-    trusted = fp is None or is_trusted(app.workspace, fp)
+    hooks_trusted = fp is None or is_trusted(app.workspace, fp)
+    # `trusted` is the workspace's trust as the loader's warning states it: a workspace whose
+    # vtcode.toml was filtered is not trusted, even when it defines no hooks (issue 26).
+    config_trusted = not loaded.untrusted_workspace
     plan = plan_hooks(app.workspace, cfg)
     specs = [s for group in plan.specs.values() for s in group]
     rows = [
@@ -40,7 +48,9 @@ def list_hooks(app: AppContext, as_json: bool) -> int:
     ]
     data = {
         "workspace_events": ws_events,
-        "trusted": trusted,
+        "trusted": config_trusted and hooks_trusted,
+        "config_trusted": config_trusted,
+        "hooks_trusted": hooks_trusted,
         "fingerprint": fp,
         "hooks": rows,
         "skipped_untrusted": plan.skipped_untrusted,
