@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.exec_support import vtcode
+from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
 
 
 def test_hooks_list_json_trust_matches_the_warning(tmp_path: Path) -> None:
@@ -21,3 +21,23 @@ def test_hooks_list_json_trust_matches_the_warning(tmp_path: Path) -> None:
     trusted = vtcode(["hooks", "list", "--json"], tmp_path, env={"VTCODE_TRUST_WORKSPACE": "1"})
     assert "not trusted" not in trusted.stderr
     assert json.loads(trusted.stdout)["trusted"] is True
+
+
+def test_sessions_list_counts_the_events_a_killed_run_left(tmp_path: Path) -> None:
+    """SIGKILL leaves the manifest as the run opened it (0 events); the listing counts the log."""
+    proc = spawn_vtcode(
+        ["exec", "-q", "--session-id", "killed", "--script", str(SCRIPTS / "scenario-cancel.toml"),
+         "go"],
+        tmp_path,
+    )  # fmt: skip
+    wait_for_path(tmp_path / "started.flag", proc, "the command")
+    proc.kill()
+    proc.communicate(timeout=30)
+    log = tmp_path / ".vtcode/sessions/killed/events.jsonl"
+    held = sum(1 for line in log.read_bytes().splitlines(keepends=True) if line.endswith(b"\n"))
+    assert held >= 2
+    listed = vtcode(["sessions", "list", "--json"], tmp_path)
+    row = json.loads(listed.stdout)["sessions"][0]
+    assert (row["session_id"], row["status"], row["events"]) == ("killed", "abandoned", held)
+    table = vtcode(["sessions", "list"], tmp_path).stdout.splitlines()
+    assert table[0].split()[6] == "EVENTS" and table[1].split()[6] == str(held), table

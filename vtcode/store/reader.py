@@ -218,14 +218,47 @@ def summarize(workspace: Path, session_id: str) -> SessionSummary:
     return _summary(workspace, session_id, path)
 
 
+TAIL_COUNT_LIMIT = 64 * 1024 * 1024  # bytes past the manifest's log_bytes that a listing reads
+
+
+def _lines_past(log: Path, offset: int) -> int:
+    """Complete lines in `log` after byte `offset`: the events a run appended after the manifest
+    was last written (a run killed by SIGKILL never updates it). At most TAIL_COUNT_LIMIT bytes
+    are read, so a huge or sparse log costs a listing a bounded time."""
+    try:
+        fd = open_own(log)
+    except OSError:
+        return 0
+    try:
+        os.lseek(fd, offset, os.SEEK_SET)
+        count = read = 0
+        while read < TAIL_COUNT_LIMIT:
+            chunk = os.read(fd, min(1 << 20, TAIL_COUNT_LIMIT - read))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            read += len(chunk)
+        return count
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
 def _summary(workspace: Path, session_id: str, path: Path) -> SessionSummary:
     m = load_manifest(path, session_id)
     live = lock_is_held(lock_path(workspace, session_id))
+    events = 0
+    if m is not None:
+        events = m.event_count
+        # An active manifest may lag its log (written at boundaries): count what the log holds.
+        if m.status is SessionStatus.ACTIVE and (m.log_bytes is not None or not m.event_count):
+            events += _lines_past(path / EVENTS, m.log_bytes or 0)
     return SessionSummary(
         session_id=session_id,
         status=display_status(m, live),
         turns=m.turn_count if m else 0,
-        events=m.event_count if m else 0,
+        events=events,
         created_at=m.created_at if m else None,
         updated_at=m.updated_at if m else None,
         path=path,
