@@ -58,6 +58,7 @@ __all__ = [
     "name_matcher",
     "redact_text",
     "remember_secrets",
+    "remembered_secrets",
 ]
 
 MARKER = "[REDACTED]"
@@ -197,6 +198,11 @@ def remember_secrets(envs: Iterable[Mapping[str, str]], values: Iterable[str] = 
     found = {v for env in envs for v in collect_secrets(env)}
     found.update(v.strip() for v in values if len(v.strip()) >= MIN_SECRET_LEN)
     _remembered = _remembered | found
+
+
+def remembered_secrets() -> frozenset[str]:
+    """The values `remember_secrets` was given (exec_command's children get none of them)."""
+    return _remembered
 
 
 def _json_forms(secret: str) -> list[str]:

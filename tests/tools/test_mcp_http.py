@@ -334,3 +334,15 @@ def test_a_bad_url_server_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert "abcdefgh123" not in proc.stderr
     assert not (tmp_path / ".vtcode" / "sessions").exists()
+
+
+def test_a_command_the_model_runs_does_not_inherit_the_token_variable(tmp_path: Path) -> None:
+    with socket.socket() as s:  # no server needed: the token is withheld from the start
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write_config(tmp_path, f"http://127.0.0.1:{port}/mcp", startup=1.0)
+    proc = run_exec(tmp_path, "mcp-http-env")
+    assert proc.returncode == 0, proc.stderr
+    events = raw_events(proc.stdout)
+    assert events[-1]["subtype"] == "success", proc.stdout
+    assert_no_token(tmp_path, proc)

@@ -10,7 +10,9 @@ policy, in Codex's shape and with its names:
 2. drop names matching `DEFAULT_ENV_EXCLUDES` (`vtcode.redact.SECRET_NAME_PATTERNS`: `*KEY*`,
    `*SECRET*`, `*TOKEN*`, `*PASS*`, `*_PWD`, `*_PAT`, `*AUTH*`, `*COOKIE*`, `*PRIVATE*`,
    `*CREDENTIAL*`, `*DSN`, `OTEL_EXPORTER_OTLP*HEADERS`, ...; `NOT_SECRET_NAMES` such as
-   `GIT_AUTHOR_NAME` are kept) unless `ignore_default_excludes`;
+   `GIT_AUTHOR_NAME` are kept), and any variable whose value is a credential vtcode was told of
+   whatever its name (`withheld`: an MCP server's bearer token, `vtcode.redact.remember_secrets`),
+   unless `ignore_default_excludes`;
 3. drop names matching `exclude`;
 4. when `include_only` is non-empty, keep only names matching one of its patterns;
 5. add the harness's own settings (`overrides`: no pager, no colour, a dumb terminal), which are
@@ -64,6 +66,7 @@ def child_environment(
     environ: Mapping[str, str],
     *,
     overrides: Mapping[str, str] | None = None,
+    withheld: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """The environment of a child under `policy`, from `environ` (normally `os.environ`).
 
@@ -77,6 +80,8 @@ def child_environment(
         env = {}
     if not policy.ignore_default_excludes:
         env = {k: v for k, v in env.items() if not is_secret_name(k)}
+        if withheld:
+            env = {k: v for k, v in env.items() if v.strip() not in withheld}
     drop = name_matcher(policy.exclude)
     if drop is not None:
         env = {k: v for k, v in env.items() if drop.match(k) is None}

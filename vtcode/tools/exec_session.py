@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vtcode.config.model import ShellEnvironmentPolicy
+from vtcode.redact import remembered_secrets
 from vtcode.sandbox import Launch
 from vtcode.sandbox import reap as reaping
 from vtcode.threads import BackgroundThread
@@ -48,7 +49,12 @@ _ENV_OVERRIDES = {
 
 def _policy_env(policy: ShellEnvironmentPolicy, extra: dict[str, str] | None) -> dict[str, str]:
     """A child's whole environment: vtcode's filtered by the policy (`child_env`), then ours."""
-    return child_environment(policy, os.environ, overrides={**_ENV_OVERRIDES, **(extra or {})})
+    return child_environment(
+        policy,
+        os.environ,
+        overrides={**_ENV_OVERRIDES, **(extra or {})},
+        withheld=remembered_secrets(),
+    )
 
 
 class ExecSession:
