@@ -158,10 +158,6 @@ def test_a_workspace_change_to_a_user_server_is_ignored_until_trusted(tmp_path: 
             '[mcp.servers.ok]\ncommand = "x"\ntimeout_seconds = 0\n',
             "mcp.servers.ok.timeout_seconds",
         ),
-        (
-            '[mcp.servers.ok]\ncommand = "x"\ntimeout_seconds = -1\n',
-            "mcp.servers.ok.timeout_seconds",
-        ),
     ],
 )
 def test_bad_server_config_is_a_located_config_error(
@@ -173,6 +169,16 @@ def test_bad_server_config_is_a_located_config_error(
         plan_servers(cfg, ws)
     assert err.value.location == location
     assert err.value.exit_code == 2
+
+
+def test_a_negative_timeout_is_refused_by_the_loader_with_its_key(tmp_path: Path) -> None:
+    """The model's range (FloatRange(0)) catches it before plan_servers sees it."""
+    from vtcode.config.layers import ConfigInvalid
+
+    ws = _workspace(tmp_path, '[mcp.servers.ok]\ncommand = "x"\ntimeout_seconds = -1\n')
+    with pytest.raises(ConfigInvalid) as err:
+        load_config(workspace=ws)
+    assert "mcp.servers.ok.timeout_seconds" in str(err.value)
 
 
 # ------------------------------------------------------------------ the loop bridge
