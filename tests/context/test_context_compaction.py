@@ -257,3 +257,32 @@ def test_compaction_never_splits_a_call_from_its_result_nor_exceeds_the_budget(
         history, summary=summary, envelope_text="E" * 9000, budget=budget, estimator=EST
     )
     assert again.messages == out.messages
+
+
+def test_preserve_recent_turns_keeps_the_newest_messages_past_the_tail_budget() -> None:
+    """`context.preserve_recent_turns`: the newest N messages stay in the tail (whole groups,
+    each message still bounded) even when the tail's token budget would cut them."""
+    big = "x" * 4000  # ~1000 tokens each
+    history: list[Message] = [user("TASK")]
+    for i in range(10):
+        history += [assistant(f"step {i}", call(f"c{i}")), result(f"c{i}", big)]
+    plain = compact_history(
+        history,
+        summary="S",
+        envelope_text="E",
+        budget=CompactionBudget(tail_tokens=2500),
+        estimator=EST,
+    )
+    kept = compact_history(
+        history,
+        summary="S",
+        envelope_text="E",
+        budget=CompactionBudget(tail_tokens=2500, preserve_recent=8),
+        estimator=EST,
+    )
+    assert len(history) - plain.tail_start < 8  # the budget cuts the tail earlier
+    assert len(history) - kept.tail_start == 8  # the newest 8 messages, past the budget
+    assert [m.tool_call_id or m.content for m in kept.messages[-8:]] == [
+        m.tool_call_id or m.content for m in history[-8:]
+    ]
+    assert_tool_integrity(kept.messages)

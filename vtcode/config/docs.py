@@ -39,7 +39,7 @@ DESCRIPTIONS: dict[str, str] = {
     "automation.full_auto.require_profile_ack": "require acknowledging the full-auto profile",
     "automation.full_auto.profile_path": "path of the full-auto profile",
     "automation.full_auto.verify_mutations": "verify file mutations after tool calls",
-    "context.preserve_recent_turns": "recent messages kept verbatim by compaction",
+    "context.preserve_recent_turns": "newest messages always kept in the compaction tail",
     "context.dynamic.enabled": "maintain the session memory envelope",
     "context.dynamic.persist_history": "persist the history artifact at compaction",
     "context.dynamic.retained_user_messages": "user messages kept in the continuity tail",

@@ -117,7 +117,7 @@ STATUS: dict[str, KeyStatus] = {
     "tools.max_spool_bytes": Consumed("vtcode.tools.registry"),
     # [context]
     "context.max_context_tokens": Consumed("vtcode.context.thresholds"),
-    "context.preserve_recent_turns": NoEffect(_PENDING_25),
+    "context.preserve_recent_turns": Consumed("vtcode.context.compactor"),
     "context.dynamic.enabled": Consumed("vtcode.context.compactor"),
     "context.dynamic.persist_history": Consumed("vtcode.context.compactor"),
     "context.dynamic.retained_user_messages": Consumed("vtcode.context.compactor"),

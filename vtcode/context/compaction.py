@@ -67,11 +67,16 @@ class CompactionBudget:
     summary_tokens: int = SUMMARY_MAX_TOKENS
     envelope_tokens: int = ENVELOPE_MAX_TOKENS
     max_message_tokens: int | None = None  # default: tail_tokens // 4
+    # `context.preserve_recent_turns`: the newest messages always in the tail, past its token
+    # budget if need be (each still bounded by `message_cap`, so the total stays bounded)
+    preserve_recent: int = 0
 
     @classmethod
-    def within(cls, total: int, *, retained_user_messages: int = 4) -> CompactionBudget:
+    def within(
+        cls, total: int, *, retained_user_messages: int = 4, preserve_recent: int = 0
+    ) -> CompactionBudget:
         """Caps scaled down so that the parts together fit `total` tokens."""
-        base = cls(retained_user_messages=retained_user_messages)
+        base = cls(retained_user_messages=retained_user_messages, preserve_recent=preserve_recent)
         if total >= base.total():
             return base
         total = max(total, 4 * _MIN_PREVIEW_TOKENS * 4)
@@ -81,6 +86,7 @@ class CompactionBudget:
             retained_user_tokens=total * 2 // 10,
             summary_tokens=total * 25 // 100,
             envelope_tokens=total * 15 // 100,
+            preserve_recent=preserve_recent,
         )
 
     @property
@@ -303,7 +309,8 @@ def compact_history(
             msgs = history[g.start : g.end]
             bounded = [bound_message(m, cap, est, spools) for m in msgs]
             cost = est.messages(bounded)
-            if tail_tokens + cost > b.tail_tokens:
+            recent = len(history) - g.start <= b.preserve_recent
+            if tail_tokens + cost > b.tail_tokens and not recent:
                 if k > 0:
                     break
                 fitted = _bound_group(msgs, b.tail_tokens, cap, est, spools)

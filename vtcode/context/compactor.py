@@ -71,7 +71,9 @@ def compaction_budget(
     if thresholds.soft is not None:
         target = min(target, (thresholds.soft - fixed_tokens) // 2)
     return CompactionBudget.within(
-        max(target, MIN_COMPACTED_TOKENS), retained_user_messages=retained
+        max(target, MIN_COMPACTED_TOKENS),
+        retained_user_messages=retained,
+        preserve_recent=config.context.preserve_recent_turns,
     )
 
 
