@@ -303,14 +303,25 @@ def ready_folder(
     return path
 
 
-def write_output(target: OutputTarget, data: bytes, stdout: IO[bytes]) -> None:
-    """Write `data` whole to a checked target; an I/O failure is a `UsageError` naming it."""
+def open_early(target: OutputTarget) -> int | None:
+    """For an output written only after a run (`exec -o`): a device or FIFO target is opened
+    now, so a FIFO that nobody reads is exit 2 before anything runs (it used to be refused
+    only once the run had spent its tokens). Pass the fd to `write_output`, which closes it.
+    A file target is not touched here (None): it is replaced atomically at the end."""
+    return open_through(target) if target.kind is TargetKind.THROUGH else None
+
+
+def write_output(
+    target: OutputTarget, data: bytes, stdout: IO[bytes], *, fd: int | None = None
+) -> None:
+    """Write `data` whole to a checked target (through `fd` from `open_early` when given, which
+    is closed); an I/O failure is a `UsageError` naming it."""
     try:
         if target.kind is TargetKind.STDOUT:
             stdout.write(data)
             stdout.flush()
         elif target.kind is TargetKind.THROUGH:
-            fd = open_through(target)
+            fd = open_through(target) if fd is None else fd
             try:
                 fsutil.write_all(fd, data)
             finally:

@@ -2,14 +2,17 @@
 
 Text mode: stdout is the final answer (`thread.completed.result`) and one newline, on success
 only; progress is on stderr. `-o/--output-last-message` (old name `--last-message-file`) holds
-the model's last message, never harness text; when the model said nothing it is written empty
-with a warning, as `codex exec -o` does. Progress renders tool arguments as JSON and a cancelled
-command as `cancelled`. A new `.vtcode/` carries a `.gitignore` of `*`.
+the answer of a successful run exactly (empty, with a warning, when the model said nothing, as
+`codex exec -o` does); after any other outcome its first line is `[vtcode] not an answer:
+SUBTYPE: ...`, then the model's last message, never harness text. Progress renders tool
+arguments as JSON and a cancelled command as `cancelled`. A new `.vtcode/` carries a
+`.gitignore` of `*`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -17,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.exec_support import SCRIPTS, SESSION, spawn_vtcode, vtcode, wait_for_path
+from vtcode.cli.sinks import NOT_AN_ANSWER_PREFIX, FinalAnswerSink
 
 ANSWER = "Hello from vtcode: nothing in the workspace needed changing."
 
@@ -90,22 +94,37 @@ def test_output_last_message_to_stdout_is_not_printed_twice(tmp_path: Path) -> N
 
 
 def test_o_holds_the_models_last_message_when_the_run_fails(tmp_path: Path) -> None:
-    """The provider fails after the model said "Starting.": -o has that, not the error text."""
+    """The provider fails after the model said "Starting.": -o has a header line naming the
+    subtype, then that message; never the error text."""
     out = tmp_path / "last.txt"
     proc = _exec(tmp_path, "scenario-provider-fatal", "-q", "-o", str(out))
     assert proc.returncode == 1
-    assert out.read_text() == "Starting."
+    assert out.read_text() == (
+        "[vtcode] not an answer: error_during_execution: the run ended without a final answer;"
+        " the model's last message follows\nStarting."
+    )
     assert "401" not in out.read_text()
 
 
-def test_o_is_written_empty_with_a_warning_when_the_model_said_nothing(tmp_path: Path) -> None:
+def test_o_after_a_turn_limit_stop_is_never_taken_for_an_answer(tmp_path: Path) -> None:
+    """Exit 3 used to leave the last interim message (or an empty file) where a script reading
+    `-o` after `|| true` expected the answer; a stale answer of an earlier run is replaced."""
     out = tmp_path / "last.txt"
-    out.write_text("stale content of an earlier run")
+    out.write_text("the answer of an earlier run")
     proc = _exec(tmp_path, "scenario-max-turns", "--max-turns", "2", "-q", "-o", str(out))
     assert proc.returncode == 3
-    assert out.read_text() == ""
-    assert "the model sent no message; wrote an empty" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert out.read_text() == (
+        "[vtcode] not an answer: error_max_turns: the run ended without a final answer\n"
+    )
+    assert NOT_AN_ANSWER_PREFIX + "error_max_turns" in out.read_text().splitlines()[0]
+    assert "wrote an empty" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_o_is_written_empty_with_a_warning_when_a_successful_model_said_nothing() -> None:
+    """Success with no message at all: empty, as `codex exec -o` writes it (the CLI warns)."""
+    sink = FinalAnswerSink()
+    sink.subtype = "success"
+    assert sink.output_file_text() is None
 
 
 def test_progress_renders_arguments_as_json(tmp_path: Path) -> None:
@@ -236,3 +255,24 @@ def test_a_scripted_model_prints_no_bill(tmp_path: Path) -> None:
     )
     outcome = [ln for ln in proc.stderr.splitlines() if ln.startswith("[OUTCOME]")]
     assert outcome and "$" not in outcome[0], proc.stderr
+
+
+def test_events_on_an_existing_folder_and_o_on_a_fifo_are_exit_2_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    """`--events DIR` used to write a file inside DIR and exit 0; `-o FIFO` with no reader ran
+    the whole task and then failed. Both are refused first, naming the option."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    fifo = tmp_path / "answer.fifo"
+    os.mkfifo(fifo)
+    for args, option in ((["--events", str(folder)], "--events"), (["-o", str(fifo)], "-o")):
+        proc = _exec(tmp_path, "scenario-success", "-q", *args)
+        assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+        first = proc.stderr.splitlines()[0]
+        assert f": {option}: cannot write here: " in first, proc.stderr
+    assert list(folder.iterdir()) == []
+    assert not list(tmp_path.glob(".vtcode/sessions/*/events.jsonl"))  # nothing ran
+    proc = _exec(tmp_path, "scenario-success", "-q", "--events", f"{folder}/")
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name.startswith("harness-") for p in folder.iterdir()] == [True]

@@ -212,7 +212,7 @@ def test_last_message_file_and_events_export(tmp_path: Path) -> None:
             "--last-message-file",
             str(out),
             "--events",
-            str(export),
+            f"{export}/",  # a trailing slash asks for the folder form
             "hi",
         ],
         tmp_path,

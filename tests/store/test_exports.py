@@ -423,7 +423,7 @@ def test_events_file_gets_raw_lines(tmp_path: Path) -> None:
 
 def test_events_folder_and_precedence(tmp_path: Path) -> None:
     folder = tmp_path / "logs"
-    run_with_exports(tmp_path, "s1", cfg_with("from-config.jsonl"), str(folder))
+    run_with_exports(tmp_path, "s1", cfg_with("from-config.jsonl"), f"{folder}/")  # slash: folder
     [name] = os.listdir(folder)
     assert name.startswith("harness-s1-") and name.endswith("Z.jsonl")
     assert len(name) == len("harness-s1-20260101T000000Z.jsonl")

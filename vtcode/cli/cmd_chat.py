@@ -60,7 +60,12 @@ pipes use `vtcode exec`, which exits 2 here."""
     shell_complete=complete_session_id,
     help="Continue this session.",
 )
-@click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
+@click.option(
+    "--events",
+    "events_path",
+    metavar="PATH",
+    help="Also export raw events to the file PATH (PATH/: one harness-*.jsonl per run in it).",
+)
 @click.option(
     "-c",
     "overrides",

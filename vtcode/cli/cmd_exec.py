@@ -31,9 +31,11 @@ EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/inpu
 3 error_max_turns, 4 error_max_budget_usd, 75 session lock busy, 130 cancelled.
 Output: without --json, stdout is the final answer (thread.completed `result`, with escape
 sequences and control characters removed) and one newline, only when the run succeeds;
-progress goes to stderr; --json carries the exact text. `-o FILE` holds the model's last message
-(the answer on success); when the model said nothing the file is written empty and a warning
-goes to stderr (as `codex exec -o`).
+progress goes to stderr; --json carries the exact text. `-o FILE` holds exactly the answer of a
+successful run (empty, with a warning, when the model said nothing, as `codex exec -o`); after
+any other outcome its first line is `[vtcode] not an answer: SUBTYPE: ...` (error_max_turns,
+...), then the model's last message. `-o` on a FIFO nobody reads and `--events` on an existing
+folder (write DIR/ for one harness-*.jsonl per run in it) are exit 2 before anything runs.
 Structured output: with `--output-schema FILE` (or agent.output_schema) the final answer must be
 JSON matching the schema; a wrong answer gets the validation errors and another turn, up to
 agent.output_schema_retries (2), then the run ends error_during_execution /
@@ -79,7 +81,12 @@ def _read_prompt(words: list[str], color: bool) -> str | None:
     shell_complete=complete_exec_words,
 )
 @click.option("--json", "as_json", is_flag=True, help="Raw ThreadEvent JSONL on stdout only.")
-@click.option("--events", "events_path", metavar="PATH", help="Also export raw events to PATH.")
+@click.option(
+    "--events",
+    "events_path",
+    metavar="PATH",
+    help="Also export raw events to the file PATH (PATH/: one harness-*.jsonl per run in it).",
+)
 @click.option(
     "-o",
     "--output-last-message",
@@ -87,7 +94,8 @@ def _read_prompt(words: list[str], color: bool) -> str | None:
     "last_message_file",
     metavar="FILE",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the model's last message here (empty when it said nothing).",
+    help="Write the final answer here. After any other outcome the first line is "
+    "'[vtcode] not an answer: SUBTYPE: ...', then the model's last message.",
 )
 @model_options
 @click.option(
@@ -215,7 +223,7 @@ def exec_cmd(
             hint='vtcode exec "list the files"   or   echo "..." | vtcode exec -',
         )
     from vtcode.loop.structured import load_output_schema
-    from vtcode.outpath import check_output, write_output
+    from vtcode.outpath import check_output, open_early, write_output
 
     output_schema = (
         None
@@ -229,6 +237,7 @@ def exec_cmd(
         if last_message_file is None
         else check_output(last_message_file, workspace=app.workspace, option="-o")
     )
+    lm_fd = None if lm_target is None else open_early(lm_target)  # a FIFO nobody reads: exit 2
     if record is not None:
         check_output(record, workspace=app.workspace, option="--record")
     if script is not None:
@@ -278,13 +287,13 @@ def exec_cmd(
     if result.error:
         print_error(result.error, color=app.color)
     if lm_target is not None:
-        text = answer.final_text
+        text = answer.output_file_text()
         if text is None:
             print_warning(
                 f"the model sent no message; wrote an empty {lm_target.describe()}",
                 color=app.color,
             )
-        write_output(lm_target, (text or "").encode(), sys.stdout.buffer)
+        write_output(lm_target, (text or "").encode(), sys.stdout.buffer, fd=lm_fd)
     answer_to_stdout = lm_target is None or lm_target.path is not None  # `-o -` printed it
     if not as_json and answer.answer and answer_to_stdout:
         _print_answer(answer.answer)

@@ -139,6 +139,11 @@ class HumanProgressSink:
         self.stream.flush()
 
 
+# The first line of an `-o` file whose run did not succeed (then the subtype, e.g.
+# `error_max_turns`): no answer begins this way, and `head -1` tells a script what happened.
+NOT_AN_ANSWER_PREFIX = "[vtcode] not an answer: "
+
+
 class FinalAnswerSink:
     """Keeps what a run answered, for text mode's stdout and `-o/--output-last-message`.
 
@@ -153,6 +158,7 @@ class FinalAnswerSink:
     def __init__(self) -> None:
         self.answer: str | None = None
         self.last_message: str | None = None
+        self.subtype: str | None = None  # thread.completed's, once the run closed
 
     def handle(self, event: ThreadEvent) -> None:
         if isinstance(event, ItemCompletedEvent):
@@ -161,11 +167,24 @@ class FinalAnswerSink:
                 self.last_message = d.text
         elif isinstance(event, ThreadCompletedEvent):
             self.answer = event.result
+            self.subtype = str(event.subtype)
 
     def finish(self) -> None:
         """Nothing to flush: the CLI reads the values once the run has closed."""
 
     @property
     def final_text(self) -> str | None:
-        """What `-o` writes: the answer of a successful run, else the model's last message."""
+        """The answer of a successful run, else the model's last message."""
         return self.answer if self.answer else self.last_message
+
+    def output_file_text(self) -> str | None:
+        """What `-o FILE` holds: a successful run's answer exactly (None: no message at all);
+        any other run's file starts with `NOT_AN_ANSWER_PREFIX` and the subtype on a line of
+        its own, then the model's last message. After a turn-limit stop the file held "Now run
+        the test.", which a script reading it after `|| true` took for the answer."""
+        if self.subtype == "success":
+            return self.final_text
+        why = self.subtype or "no result"
+        header = f"{NOT_AN_ANSWER_PREFIX}{why}: the run ended without a final answer"
+        last = self.last_message
+        return f"{header}; the model's last message follows\n{last}" if last else header + "\n"

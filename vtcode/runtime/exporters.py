@@ -36,7 +36,9 @@ def make_exporters(
     """
     out: list[Exporter] = []
     if events_path_cli is not None:
-        target = resolve_events_path(events_path_cli, session_id, workspace=Path(workspace))
+        target = resolve_events_path(
+            events_path_cli, session_id, workspace=Path(workspace), folder_needs_slash=True
+        )
     else:
         spec = config.agent.harness.event_log_path or ""
         target = resolve_events_path(

@@ -30,11 +30,17 @@ def resolve_events_path(
     base: Path | None = None,
     workspace: Path | None = None,
     option: str = "--events",
+    *,
+    folder_needs_slash: bool = False,
 ) -> OutputTarget | None:
     """Where an events export writes (None: export off), checked by `vtcode.outpath`'s rules.
 
-    A path without an extension is a folder: it is created when its parent exists (naming it is
-    asking for it) or when it lies inside the workspace; a missing parent elsewhere is refused.
+    A folder receives one `harness-<session>-<stamp>.jsonl` per run: it is created when its
+    parent exists (naming it is asking for it) or when it lies inside the workspace; a missing
+    parent elsewhere is refused. Which paths are folders: for `agent.harness.event_log_path`,
+    upstream's rule (a path without an extension); with `folder_needs_slash` (`exec --events`),
+    only a path written with a trailing `/`, so `--events out` is the file `out` and an existing
+    folder named without the slash is refused (exit 2): it used to be written into silently.
     """
     if not spec.strip():
         return None
@@ -43,7 +49,18 @@ def resolve_events_path(
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
-    if path.suffix or (path.exists() and not path.is_dir()):
+    if folder_needs_slash:
+        as_folder = spec.endswith("/")
+        if not as_folder and path.is_dir():
+            raise UsageError(
+                f"{option}: cannot write here: {path} is a directory",
+                location=spec,
+                hint=f"name a file ({spec.rstrip('/')}/events.jsonl), or write {spec}/ for one "
+                "harness-<session>-<stamp>.jsonl per run inside it",
+            )
+    else:
+        as_folder = not path.suffix and not (path.exists() and not path.is_dir())
+    if not as_folder:
         return check_output(path, workspace=workspace, option=option)
     ready_folder(path, spec=spec, workspace=workspace, option=option)
     prune_harness_logs(path)
