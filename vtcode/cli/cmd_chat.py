@@ -14,6 +14,8 @@ from vtcode.cli.exec_opts import (
     prompt_options,
     prompt_overrides,
     provider_option,
+    tool_limits,
+    tool_options,
 )
 from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
@@ -77,6 +79,7 @@ pipes use `vtcode exec`, which exits 2 here."""
 @sandbox_option
 @no_instructions_option
 @prompt_options
+@tool_options
 @click.pass_obj
 def chat(
     app: AppContext,
@@ -135,6 +138,7 @@ def chat(
             resume=resume,
             reasoning_effort=effort,
             events_path=events_path,
+            tool_limits=tool_limits(),
         )
     )
     if result.error:

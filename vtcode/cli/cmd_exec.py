@@ -17,6 +17,8 @@ from vtcode.cli.exec_opts import (
     overrides_option,
     prompt_options,
     prompt_overrides,
+    tool_limits,
+    tool_options,
 )
 from vtcode.cli.ranges import key_option_type
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
@@ -156,6 +158,7 @@ def _read_prompt(words: list[str], color: bool) -> str | None:
 @sandbox_option
 @no_instructions_option
 @prompt_options
+@tool_options
 @click.pass_obj
 def exec_cmd(
     app: AppContext,
@@ -253,6 +256,7 @@ def exec_cmd(
         )
     )
     loaded = app.loaded_config()
+    limits = tool_limits()  # a malformed rule: exit 2 before anything runs
     answer = FinalAnswerSink()
     sinks: list[Exporter] = [answer]
     if as_json:
@@ -278,6 +282,7 @@ def exec_cmd(
             record=record,
             hooks_factory=default_hooks_factory,
             notify=lambda msg: click.echo(msg, err=True),  # even with -q: data is going away
+            tool_limits=limits,
             output_schema=output_schema,
             interaction=streamed,
             offer_task_tracker=_mode_set(loaded.layers),

@@ -13,6 +13,8 @@ from vtcode.cli.exec_opts import (
     no_instructions_option,
     prompt_options,
     prompt_overrides,
+    tool_limits,
+    tool_options,
 )
 from vtcode.cli.groups import SuggestingGroup
 from vtcode.cli.loop_opts import loop_run_options
@@ -57,6 +59,7 @@ def loop() -> None:
 @sandbox_option
 @no_instructions_option
 @prompt_options
+@tool_options
 @click.pass_obj
 def run(
     app: AppContext,
@@ -124,6 +127,7 @@ def run(
             sinks_factory=sinks,
             notify=notify,
             warn=lambda msg: click.echo(msg, err=True),
+            tool_limits=tool_limits(),
         )
     )
     if as_json:

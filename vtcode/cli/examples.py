@@ -24,6 +24,11 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ('echo "fix it" | vtcode exec -', "the prompt from stdin"),
         ("vtcode exec resume --last", "continue the last session"),
         ('vtcode exec --no-instructions "..."', "without the AGENTS.md files"),
+        (
+            'vtcode exec --allowed-tools read_file --allowed-tools "exec_command(git *)" "..."',
+            "only reads and git commands",
+        ),
+        ('vtcode exec --append-system-prompt "Answer in French." "..."', "add to the prompt"),
     ],
     "init": [
         ("vtcode init", "a starter AGENTS.md and vtcode.toml in this folder"),

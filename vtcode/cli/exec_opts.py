@@ -8,13 +8,16 @@ keeps them from drifting apart (as cli/loop_opts.py does for loop run and fleet 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_provider
 from vtcode.cli.context import check_overrides
 from vtcode.cli.sandbox_opt import sandbox_option, sandbox_overrides
+
+if TYPE_CHECKING:
+    from vtcode.tools.tool_limits import ToolLimits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,6 +31,8 @@ __all__ = [
     "prompt_options",
     "prompt_overrides",
     "provider_option",
+    "tool_limits",
+    "tool_options",
 ]
 
 provider_option = click.option(
@@ -133,6 +138,77 @@ def prompt_overrides() -> tuple[str, ...]:
     ctx = click.get_current_context()
     assert ctx is not None  # called from inside a command
     return tuple(ctx.meta.get(_PROMPT_META, ()))
+
+
+_TOOLS_META = "vtcode.tool_limits"
+
+
+def _tool_key(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value:
+            ctx.meta.setdefault(_TOOLS_META, {})[key] = value
+        return value
+
+    return remember
+
+
+_TOOL_OPTIONS = (
+    click.option(
+        "--tools",
+        metavar="A,B",
+        expose_value=False,
+        callback=_tool_key("tools"),
+        help="Offer the model only these tools (names or globs), e.g. --tools read_file,grep.",
+    ),
+    click.option(
+        "--allowed-tools",
+        metavar="RULE",
+        multiple=True,
+        expose_value=False,
+        callback=_tool_key("allowed"),
+        help=(
+            "Only tools and calls a RULE covers (repeatable; permission rule grammar),"
+            ' e.g. --allowed-tools read_file --allowed-tools "exec_command(git *)".'
+        ),
+    ),
+    click.option(
+        "--disallowed-tools",
+        metavar="RULE",
+        multiple=True,
+        expose_value=False,
+        callback=_tool_key("disallowed"),
+        help=(
+            "Remove a tool (bare name) or deny the calls a rule matches (repeatable),"
+            ' e.g. --disallowed-tools write_file --disallowed-tools "exec_command(rm *)".'
+        ),
+    ),
+)
+
+
+def tool_options(func: F) -> F:
+    """--tools, --allowed-tools, --disallowed-tools (not passed: see `tool_limits()`); they
+    only tighten what the config allows."""
+    for option in reversed(_TOOL_OPTIONS):
+        func = option(func)
+    return func
+
+
+def tool_limits() -> ToolLimits | None:
+    """The run's tool limits from this command's tool options (None when none was given); a
+    malformed rule is exit 2 naming the option."""
+    from vtcode.tools.tool_limits import ToolLimits
+
+    ctx = click.get_current_context()
+    assert ctx is not None  # called from inside a command
+    given: dict[str, Any] = ctx.meta.get(_TOOLS_META, {})
+    if not given:
+        return None
+    names = given.get("tools")
+    return ToolLimits.parse(
+        None if names is None else [n.strip() for n in str(names).split(",")],
+        list(given.get("allowed", ())),
+        list(given.get("disallowed", ())),
+    )
 
 
 def instruction_overrides(no_instructions: bool) -> tuple[str, ...]:

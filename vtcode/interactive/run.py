@@ -16,6 +16,7 @@ from vtcode.interactive.render import ChatRenderer
 from vtcode.interactive.session import ChatSession
 from vtcode.interactive.terminal import Terminal
 from vtcode.runtime.exec_run import ExecRequest, ExecResult, run_exec
+from vtcode.tools.tool_limits import ToolLimits
 
 __all__ = ["ChatRequest", "run_chat"]
 
@@ -35,6 +36,7 @@ class ChatRequest:
     resume: str | None = None  # continue this session
     reasoning_effort: str | None = None
     events_path: str | None = None
+    tool_limits: ToolLimits | None = None  # --tools / --allowed-tools / --disallowed-tools
 
 
 def run_chat(req: ChatRequest) -> ExecResult:
@@ -65,6 +67,7 @@ def run_chat(req: ChatRequest) -> ExecResult:
                 hooks_factory=default_hooks_factory,
                 interaction=session,
                 system_prompt=CHAT_SYSTEM_PROMPT,
+                tool_limits=req.tool_limits,
             )
         )
         if not session.new_session or result.error or session.controls.parts is None:

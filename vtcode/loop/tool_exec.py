@@ -45,8 +45,10 @@ class RegistryToolExecutor(ToolExecutor):
         allowed: list[str] | None = None,
         notices: Callable[[], list[str]] | None = None,
         unknown_tool_hint: UnknownToolHint | None = None,
+        offered: Callable[[str], bool] | None = None,
     ) -> None:
         self.registry = registry
+        self.offered = offered  # a run's own narrowing of the catalog (--tools, ...)
         self.ctx = ctx
         self.permission = permission
         self.tool_hooks = tuple(tool_hooks)
@@ -64,6 +66,8 @@ class RegistryToolExecutor(ToolExecutor):
         """The allow-list holds names or globs (`mcp__*`), as `PermissionPolicy` reads it."""
         if name in self._harness_tools:
             return True
+        if self.offered is not None and not self.offered(name):
+            return False
         return self.allowed is None or any(fnmatch.fnmatchcase(name, p) for p in self.allowed)
 
     def catalog(self) -> tuple[ToolSpec, ...]:

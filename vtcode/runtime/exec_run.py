@@ -70,6 +70,7 @@ from vtcode.tools.base import ToolContext
 from vtcode.tools.permissions import PermissionPolicy, PermissionVerdict, headless
 from vtcode.tools.registry import ToolRegistry, default_registry
 from vtcode.tools.task_tracker import TRACKER_TOOL, TaskTracker, TaskTrackerTool
+from vtcode.tools.tool_limits import ToolLimits
 
 __all__ = ["ExecRequest", "ExecResult", "Interaction", "RunParts", "run_exec"]
 
@@ -129,6 +130,7 @@ class ExecRequest:
     install_signals: bool = True
     interaction: Interaction | None = None  # interactive session (`vtcode chat`)
     system_prompt: str | None = None  # instructions (default: the exec prompt)
+    tool_limits: ToolLimits | None = None  # --tools / --allowed-tools / --disallowed-tools
     # the final answer's JSON Schema (`--output-schema`; None: `agent.output_schema`, if set)
     output_schema: OutputSchema | None = None
     # What the user must hear even with -q (each session retention removes, once, on stderr).
@@ -342,21 +344,32 @@ def run_exec(req: ExecRequest) -> ExecResult:
         policy = PermissionPolicy.from_config(
             cfg, full_auto=person is None, workspace=req.workspace
         )
+        limits_ = (
+            req.tool_limits if req.tool_limits is not None and req.tool_limits.active else None
+        )
         if person is None:  # nobody to ask: the full-auto allow-list and headless verdicts
             executor = RegistryToolExecutor(
                 registry,
                 ctx,
-                permission=lambda tool, args: headless(policy.check(tool, args)),
+                permission=ToolLimits.wrap(
+                    limits_, req.workspace, lambda tool, args: headless(policy.check(tool, args))
+                ),
                 allowed=cfg.automation.full_auto.allowed_tools,
                 tool_hooks=hooks.tool_hooks(),
+                offered=limits_.offers if limits_ is not None else None,
             )
         else:
             ask = person.resolve_permission
             executor = RegistryToolExecutor(
                 registry,
                 ctx,
-                permission=lambda tool, args: ask(tool, args, policy.check(tool, args)),
+                permission=ToolLimits.wrap(
+                    limits_,
+                    req.workspace,
+                    lambda tool, args: ask(tool, args, policy.check(tool, args)),
+                ),
                 tool_hooks=hooks.tool_hooks(),
+                offered=limits_.offers if limits_ is not None else None,
             )
         if tracker is not None:
             executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker or req.dry_run)

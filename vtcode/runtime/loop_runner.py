@@ -46,6 +46,7 @@ from vtcode.providers.registry import chosen_provider
 from vtcode.runtime.exec_run import ExecRequest, run_exec
 from vtcode.runtime.hooks import default_hooks_factory
 from vtcode.store.layout import session_dir
+from vtcode.tools.tool_limits import ToolLimits
 
 __all__ = ["LoopRunReport", "LoopRunRequest", "run_loop", "step_prompt"]
 
@@ -74,6 +75,7 @@ class LoopRunRequest:
     sinks_factory: Callable[[], Sequence[Any]] | None = None
     notify: Callable[[str], None] | None = None
     warn: Callable[[str], None] | None = None  # said even with -q (sessions retention removed)
+    tool_limits: ToolLimits | None = None  # --tools / --allowed-tools / --disallowed-tools
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -219,6 +221,7 @@ def _run_steps(
                     notify=req.warn,
                     hooks_factory=default_hooks_factory,
                     install_signals=threading.current_thread() is threading.main_thread(),
+                    tool_limits=req.tool_limits,
                 )
             )
         except VtcodeError as e:
