@@ -22,7 +22,7 @@ from vtcode.config.model import VtcodeConfig
 from vtcode.config.ranges import key_range
 from vtcode.errors import UsageError
 from vtcode.jsontypes import decode
-from vtcode.loop.limits import require_budget_cap, require_budget_price
+from vtcode.loop.limits import check_run_caps, require_budget_cap, require_budget_price
 from vtcode.providers.base import Pricing
 from vtcode.providers.script import ReplayScriptError, parse_script
 
@@ -213,3 +213,24 @@ def test_require_budget_needs_a_cap_and_a_price() -> None:
         require_budget_price(capped, None, "m")
     require_budget_cap(VtcodeConfig(), None)  # off by default: an unpriced budget only warns
     require_budget_price(VtcodeConfig(), None, "m")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_options_without_a_key_refuse_non_finite_numbers(value: str) -> None:
+    """`loop run --max-cost nan` passed click's FloatRange and died storing the loop budget."""
+    for name, option in _numeric_options().items():
+        if isinstance(option.type, click.FloatRange):
+            with pytest.raises(click.BadParameter):
+                option.type.convert(value, None, None)
+            assert name  # every float option, key or not
+
+
+def test_a_library_caller_cap_is_held_to_the_keys_range(tmp_path: Path) -> None:
+    from vtcode.api import run
+
+    with pytest.raises(UsageError) as exc:
+        run("go", workspace=tmp_path, script="default", max_budget_usd=-1.0)
+    assert "max_budget_usd: -1.0 is below the minimum 0" in str(exc.value)
+    assert not list(tmp_path.glob(".vtcode/sessions/*/events.jsonl"))
+    check_run_caps(None)
+    check_run_caps(0.0)

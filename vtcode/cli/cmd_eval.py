@@ -10,6 +10,7 @@ from click.core import ParameterSource
 
 from vtcode.cli.context import AppContext
 from vtcode.cli.exec_opts import exec_args, exec_model_options
+from vtcode.cli.ranges import FiniteFloatRange
 
 EPILOG = """Exit codes: 0 done (and at or above --min-pass-rate), 1 the first agent's pass@1 is
 below --min-pass-rate, 2 usage (a bad suite or task.toml, an unknown --task, a missing peer),
@@ -52,7 +53,7 @@ AGENTS = ("vtcode", "codex", "claude")
 )
 @click.option(
     "--min-pass-rate",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloatRange(0, 1),
     metavar="X",
     help="Exit 1 when the first agent's pass@1 is below X (0..1).",
 )

@@ -14,6 +14,7 @@ import rich_click as click
 from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
 from vtcode.cli.loop_opts import loop_run_options
+from vtcode.cli.ranges import FiniteFloatRange
 
 WORKER_EPILOG = """VTCODE_HOST_ID names this worker's host in `fleet status` (default: the
 hostname). SIGTERM or SIGINT: take no new step, let running steps finish (after --grace
@@ -167,21 +168,21 @@ fleet.add_command(
 @click.option("--queue", "queues", multiple=True, help="Queue to serve (repeatable).")
 @click.option(
     "--stall-timeout",
-    type=click.FloatRange(min=1),
+    type=FiniteFloatRange(min=1),
     default=30.0,
     show_default=True,
     help="Seconds after which a silent worker's step is re-run elsewhere.",
 )
 @click.option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=60.0,
     show_default=True,
     help="Seconds a SIGTERM lets running steps finish before cancelling them.",
 )
 @click.option(
     "--poll",
-    type=click.FloatRange(min=0.05),
+    type=FiniteFloatRange(min=0.05),
     default=0.5,
     show_default=True,
     help="Seconds between polls of the database.",

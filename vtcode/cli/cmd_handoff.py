@@ -5,6 +5,7 @@ from __future__ import annotations
 import rich_click as click
 
 from vtcode.cli.context import AppContext
+from vtcode.cli.ranges import FiniteFloatRange
 
 
 @click.command("handoff")
@@ -31,7 +32,7 @@ from vtcode.cli.context import AppContext
 )
 @click.option(
     "--test-timeout",
-    type=click.FloatRange(min=1),
+    type=FiniteFloatRange(min=1),
     default=600.0,
     show_default=True,
     help="Seconds before --test-cmd is killed.",

@@ -14,7 +14,7 @@ import rich_click as click
 
 from vtcode.cli.cmd_completion import complete_script
 from vtcode.cli.exec_opts import provider_option
-from vtcode.cli.ranges import key_option_type
+from vtcode.cli.ranges import FiniteFloatRange, key_option_type
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,7 +23,7 @@ __all__ = ["loop_run_options"]
 _OPTIONS = (
     click.option("--max-steps", type=click.IntRange(min=0), help="Budget: total steps (stored)."),
     click.option("--max-tokens", type=click.IntRange(min=0), help="Budget: total tokens (stored)."),
-    click.option("--max-cost", type=click.FloatRange(min=0), help="Budget: total USD (stored)."),
+    click.option("--max-cost", type=FiniteFloatRange(min=0), help="Budget: total USD (stored)."),
     provider_option,
     click.option(
         "--script",

@@ -7,13 +7,14 @@ shows the range as click's own range types do.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
 
 from vtcode.config.ranges import KeyRange, key_range
 
-__all__ = ["key_option_type"]
+__all__ = ["FiniteFloatRange", "key_option_type"]
 
 
 def key_option_type(key: str) -> click.ParamType[Any]:
@@ -57,3 +58,15 @@ class _KeyFloat(click.FloatRange):
         number = click.FLOAT.convert(value, param, ctx)
         _check(self, self.bounds, number, value, param, ctx)
         return number
+
+
+class FiniteFloatRange(click.FloatRange):
+    """`click.FloatRange` for an option that sets no config key, refusing nan and inf: click's
+    own accepts "nan" (every comparison with it is false), and `loop run --max-cost nan` then
+    died storing the loop's budget ("nan is not representable in JSON")."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)

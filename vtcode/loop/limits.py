@@ -61,6 +61,19 @@ class Limits:
         )
 
 
+def check_run_caps(max_budget_usd: float | None) -> None:
+    """A cap given by a caller (`vtcode.api.run`, chat, exec) is held to its config key's range,
+    the one definition (`vtcode.config.ranges`) the CLI flag and `config check` use: a library
+    caller passing max_budget_usd=-1 is refused (exit 2) like `--max-budget-usd -1`. (A turn
+    cap below 1 is read as 1, and chat passes agent.max_conversation_turns, a wider range.)"""
+    from vtcode.config.ranges import key_range
+
+    key = "agent.harness.max_budget_usd"
+    problem = None if max_budget_usd is None else key_range(key).problem(max_budget_usd)
+    if problem is not None:
+        raise UsageError(f"max_budget_usd: {max_budget_usd} {problem} (the range of {key})")
+
+
 def require_budget_cap(config: VtcodeConfig, max_budget_usd: float | None) -> None:
     """`agent.harness.require_budget`: a run with no budget at all is refused (exit 2).
 

@@ -37,7 +37,7 @@ from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdate
 from vtcode.ids import check_id, new_session_id
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.continuation import Continuation
-from vtcode.loop.limits import Limits, require_budget_cap, require_budget_price
+from vtcode.loop.limits import Limits, check_run_caps, require_budget_cap, require_budget_price
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import exec_system_prompt, system_prompt
@@ -260,6 +260,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
 
     sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
+    check_run_caps(req.max_budget_usd)  # a library caller's cap: the flag's range, exit 2
     require_budget_cap(cfg, req.max_budget_usd)  # require_budget with no cap: exit 2, likewise
     texts = prompt_texts(cfg.agent, req.workspace)  # an unreadable prompt file: exit 2
     output_schema = req.output_schema or _configured_schema(cfg, req.workspace)  # bad: exit 2
