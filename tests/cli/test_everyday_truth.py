@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 from pathlib import Path
 
 from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
@@ -41,3 +44,25 @@ def test_sessions_list_counts_the_events_a_killed_run_left(tmp_path: Path) -> No
     assert (row["session_id"], row["status"], row["events"]) == ("killed", "abandoned", held)
     table = vtcode(["sessions", "list"], tmp_path).stdout.splitlines()
     assert table[0].split()[6] == "EVENTS" and table[1].split()[6] == str(held), table
+
+
+def test_loop_status_counts_the_running_step(tmp_path: Path) -> None:
+    """`step: 0 of max N` while step 1 ran: step_index counts ended steps only."""
+    proc = spawn_vtcode(
+        ["-q", "loop", "run", "--id", "L", "--script", "loop-slow-step", "long work"], tmp_path
+    )
+    job = tmp_path / "job.pid"
+    try:
+        wait_for_path(job, proc, "the step's command")
+        text = vtcode(["loop", "status", "L"], tmp_path).stdout
+        doc = json.loads(vtcode(["loop", "status", "--json", "L"], tmp_path).stdout)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int(job.read_text()), signal.SIGKILL)  # the killed step's orphaned sleep
+    step = next(line for line in text.splitlines() if line.startswith("step:"))
+    assert step.split(None, 1)[1].startswith("1 (running; 0 ended) of max "), text
+    assert (doc["running_step"], doc["step_index"], doc["running_now"]) == (1, 0, True)
+    after = json.loads(vtcode(["loop", "status", "--json", "L"], tmp_path).stdout)
+    assert after["running_step"] is None  # nobody runs it now: interrupted, not running

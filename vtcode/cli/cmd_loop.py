@@ -161,12 +161,24 @@ def _activity(state: LoopRunState, running: bool) -> str:
     return "idle"
 
 
+def _running_step(state: LoopRunState, running: bool) -> int | None:
+    """The step a live loop process is running now: its last step, started and not yet ended.
+    `step_index` counts only the ended steps, so "step 2" while step 3 runs misled."""
+    from vtcode.orient.models import LoopStepStatus
+
+    last = state.steps[-1] if state.steps else None
+    if running and last is not None and last.status is LoopStepStatus.STARTED:
+        return last.index
+    return None
+
+
 def _state_json(state: LoopRunState, running: bool) -> dict[str, Any]:
     from vtcode.jsontypes import encode
     from vtcode.orient.loop_state import check_budget
 
     out: dict[str, Any] = encode(state)
     out["running_now"] = running
+    out["running_step"] = _running_step(state, running)
     out["activity"] = _activity(state, running)
     out["budget_status"] = check_budget(state).value
     return out
@@ -179,13 +191,21 @@ def _running(app: AppContext, loop_id: str) -> bool:
     return lock_is_held(loop_lock_path(app.workspace, loop_id))
 
 
+def _step_text(state: LoopRunState, running: bool) -> str:
+    current = _running_step(state, running)
+    if current is None:
+        return f"{state.step_index}"
+    return f"{current} (running; {state.step_index} ended)"
+
+
 @loop.command("status")
 @click.argument("loop_id", required=False, metavar="[ID]", shell_complete=complete_loop_id)
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help="The state file plus running_now, activity and budget_status.",
+    help="The state file plus running_now, running_step (the step running now, or null), "
+    "activity and budget_status.",
 )
 @click.pass_obj
 def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
@@ -214,7 +234,7 @@ def status(app: AppContext, loop_id: str | None, as_json: bool) -> int:
     lines = [
         f"loop:       {state.loop_id}",
         f"status:     {activity}{stored}",
-        f"step:       {state.step_index} of max {b.max_steps}",
+        f"step:       {_step_text(state, running)} of max {b.max_steps}",
         f"tokens:     {u.input_tokens + u.output_tokens} of max {b.max_total_tokens}"
         f" (in {u.input_tokens}, out {u.output_tokens})",
         f"cost:       ${u.total_cost_usd:.4f} of max ${b.max_cost_usd:.2f}",
