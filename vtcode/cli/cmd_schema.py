@@ -36,8 +36,9 @@ def list_cmd(as_json: bool) -> None:
         )
         return
     width = max((len(i.name) for i in infos), default=0)
+    id_width = max((len(i.id) for i in infos), default=0)  # titles line up too (issue 26)
     for i in infos:
-        sys.stdout.write(f"{i.name:<{width}}  {i.id}  {i.title}\n")
+        sys.stdout.write(f"{i.name:<{width}}  {i.id:<{id_width}}  {i.title}\n")
     sys.stdout.flush()
 
 
