@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -66,3 +67,22 @@ def test_loop_status_counts_the_running_step(tmp_path: Path) -> None:
     assert (doc["running_step"], doc["step_index"], doc["running_now"]) == (1, 0, True)
     after = json.loads(vtcode(["loop", "status", "--json", "L"], tmp_path).stdout)
     assert after["running_step"] is None  # nobody runs it now: interrupted, not running
+
+
+def test_schema_list_columns_line_up(tmp_path: Path) -> None:
+    rows = vtcode(["schema", "list"], tmp_path).stdout.splitlines()
+    assert len(rows) > 5
+    titles = {len(re.match(r"\S+\s+\S+\s+", row).group(0)) for row in rows}  # type: ignore[union-attr]
+    assert len(titles) == 1, rows  # every title starts in the same column
+
+
+def test_usage_errors_have_no_padded_lines(tmp_path: Path) -> None:
+    proc = vtcode(["exec", "--bogus"], tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "Usage: vtcode exec [OPTIONS] [PROMPT|-] | resume (SESSION_ID|--last) [PROMPT]",
+        "Try 'vtcode exec --help' for help.",
+        "",
+        "Error: No such option '--bogus'.",
+    ]
+    assert all(line == line.rstrip() for line in proc.stderr.splitlines())

@@ -83,6 +83,28 @@ class LazyGroup(SuggestingGroup):
             formatter.write_dl(rows)
 
 
+def _show_click_error(e: click.ClickException) -> None:
+    """A usage error as click prints it: `Usage: ...`, `Try '... --help' for help.`, a blank
+    line, `Error: ...`. rich-click's renderer padded each line with spaces to the terminal width
+    (80 off a terminal) and added blank padded lines, which logs and CI output keep (issue 26)."""
+    ctx = e.ctx if isinstance(e, click.UsageError) else None
+    lines: list[str] = []
+    if ctx is not None:
+        pieces = " ".join(ctx.command.collect_usage_pieces(ctx))
+        lines.append(f"Usage: {ctx.command_path} {pieces}".rstrip())
+        if ctx.command.get_help_option(ctx) is not None:
+            names = ctx.help_option_names
+            flag = next((n for n in names if n.startswith("--")), names[0])
+            lines.append(f"Try '{ctx.command_path} {flag}' for help.")
+        lines.append("")
+    from vtcode.cli.output import want_color
+    from vtcode.termtext import inert
+
+    label = "\x1b[31mError\x1b[0m" if want_color(True) else "Error"  # red on a terminal only
+    lines.append(f"{label}: {inert(e.format_message())}")
+    click.echo("\n".join(lines), err=True, color=want_color(True))
+
+
 def plain_output(ctx: click.Context | None = None) -> None:
     """No colour or styling anywhere: our helpers, rich-click's help and usage errors (bold
     included, which rich keeps under NO_COLOR), and the programs vtcode runs."""
@@ -251,7 +273,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except Exit as e:
         code = e.exit_code
     except click.ClickException as e:
-        e.show()
+        _show_click_error(e)
         code = ExitCode.USAGE if isinstance(e, click.UsageError) else e.exit_code
     except Abort:
         code = ExitCode.CANCELLED
