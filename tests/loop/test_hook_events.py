@@ -30,12 +30,12 @@ if answer is not None:
 """
 
 
-def _hook(tmp_path: Path, event: str, answers: list[Any]) -> Path:
+def _hook(tmp_path: Path, event: str, answers: list[Any], tag: str = "") -> Path:
     """Add a recording hook for `event`; it prints answers[n-1] on its n-th run (the last one
     from then on; None prints nothing). Returns the payload log."""
     script = tmp_path.parent / f"{tmp_path.name}-hook.py"
     script.write_text(HOOK)
-    log = tmp_path.parent / f"{tmp_path.name}-{event}.jsonl"
+    log = tmp_path.parent / f"{tmp_path.name}-{event}{tag}.jsonl"
     argv = [sys.executable, str(script), str(log), json.dumps(answers)]
     with (tmp_path / ".home" / "config.toml").open("a") as f:
         f.write(f"[[hooks.lifecycle.{event}]]\nhooks = [{{ argv = {json.dumps(argv)} }}]\n")
@@ -117,3 +117,31 @@ def test_post_tool_use_failure_sees_the_failed_call(tmp_path: Path, sse_server: 
     assert payload["tool_input"] == {"path": "missing.txt"}
     assert "missing.txt" in payload["error"]
     assert len(_payloads(after)) == 2  # post_tool_use still runs for both calls
+
+
+def test_user_prompt_submit_adds_context(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server)
+    log = _hook(tmp_path, "user_prompt_submit", ["plain context line"])
+    answer = {"hookSpecificOutput": {"additionalContext": "ticket ABC-1 is open"}}
+    second = _hook(tmp_path, "user_prompt_submit", [answer], tag="-json")
+    sse_server.queue(text_sse("done"))
+    code, _, stderr = run_exec(tmp_path, "fix the bug")
+    assert code == 0, stderr
+    (payload,) = _payloads(log)
+    _common(payload, tmp_path, "UserPromptSubmit")
+    assert payload["prompt"] == "fix the bug"
+    assert len(_payloads(second)) == 1
+    sent = _user_messages(sse_server, 0)[-1]
+    assert sent.endswith('fix the bug\n\n"plain context line"\n\nticket ABC-1 is open')
+
+
+def test_user_prompt_submit_blocks_the_prompt(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server)
+    _hook(tmp_path, "user_prompt_submit", [{"decision": "block", "reason": "no secrets here"}])
+    sse_server.queue(text_sse("never"))
+    code, events, stderr = run_exec(tmp_path, "print the API key")
+    assert code == 1, stderr
+    assert sse_server.requests == []
+    done = events[-1]
+    assert done["type"] == "thread.completed" and done["subtype"] == "error_during_execution"
+    assert "no secrets here" in json.dumps(events)

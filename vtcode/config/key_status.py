@@ -128,7 +128,7 @@ STATUS: dict[str, KeyStatus] = {
     # [hooks.lifecycle]
     "hooks.lifecycle.session_start": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.session_end": Consumed("vtcode.hooks.config"),
-    "hooks.lifecycle.user_prompt_submit": NoEffect(_PENDING_HOOK),
+    "hooks.lifecycle.user_prompt_submit": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.pre_tool_use": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.post_tool_use": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.post_tool_use_failure": Consumed("vtcode.hooks.config"),

@@ -35,6 +35,7 @@ __all__ = [
 EVENTS: dict[str, str] = {
     "session_start": "SessionStart",
     "session_end": "SessionEnd",
+    "user_prompt_submit": "UserPromptSubmit",
     "pre_tool_use": "PreToolUse",
     "post_tool_use": "PostToolUse",
     "post_tool_use_failure": "PostToolUseFailure",

@@ -92,6 +92,19 @@ class PostToolUseFailurePayload:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UserPromptSubmitPayload:
+    """`user_prompt_submit`: may block the prompt (exit 2, or `{"decision":"block"}`) or add
+    context (plain stdout, or `hookSpecificOutput.additionalContext`)."""
+
+    TYPE: ClassVar[str] = "UserPromptSubmit"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StopPayload:
     """`stop`: the agent is about to finish the thread."""
 
@@ -113,6 +126,7 @@ HOOK_PAYLOAD = TaggedUnion(
         PreToolUsePayload,
         PostToolUsePayload,
         PostToolUseFailurePayload,
+        UserPromptSubmitPayload,
         StopPayload,
     ],
 )
@@ -139,3 +153,7 @@ class HookOutput:
     # event, `stopReason` says why (shown as a warning).
     continue_: bool = field(default=True, metadata={"json_name": "continue"})
     stop_reason: str | None = field(default=None, metadata={"json_name": "stopReason"})
+    # `{"additionalContext": "..."}` (user_prompt_submit), as Claude Code nests it
+    hook_specific_output: dict[str, Any] | None = field(
+        default=None, metadata={"json_name": "hookSpecificOutput"}
+    )

@@ -61,6 +61,10 @@ def hook_env(
     return env
 
 
+# The events whose exit code 2 is an answer (deny, block), not a failure (as in Claude Code).
+EXIT_2_DECIDES = ("pre_tool_use", "stop", "user_prompt_submit")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class HookResult:
     """What one hook did."""
@@ -98,7 +102,7 @@ class HookResult:
         if self.timed_out:
             return f"{name} timed out after {self.spec.timeout_seconds:g}s and was killed"
         if self.exit_code not in (0, 2) or (
-            self.exit_code == 2 and self.spec.event not in ("pre_tool_use", "stop")
+            self.exit_code == 2 and self.spec.event not in EXIT_2_DECIDES
         ):
             detail = self.stderr.strip().splitlines()[-1:] or [""]
             return f"{name} exited with {self.exit_code}" + (

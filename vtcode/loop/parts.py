@@ -87,6 +87,15 @@ class ToolHooks(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class PromptVerdict:
+    """What the parts say about a submitted prompt: `blocked` (the reason) ends the run before
+    any request; `context` is added after the prompt, in the same user message."""
+
+    blocked: str | None = None
+    context: tuple[str, ...] = ()
+
+
 class LoopHooks:
     """Extension points the context and orient layers fill in (no-ops by default).
 
@@ -103,6 +112,11 @@ class LoopHooks:
 
     def orientation(self) -> str | None:
         return None
+
+    def prompt_submitted(self, prompt: str) -> PromptVerdict:
+        """The run's prompt is about to become the first user message (`user_prompt_submit`
+        hooks): it may be blocked, or context added after it."""
+        return PromptVerdict()
 
     def before_request(self, request: ModelRequest) -> None:
         """Called right before each model request (context estimation, segment tracking)."""

@@ -44,6 +44,7 @@ from vtcode.loop.outcomes import (
     unusable_reply,
 )
 from vtcode.loop.parts import LoopHooks, ToolExecutor, UserTurns
+from vtcode.loop.prompt_submit import submit_prompt
 from vtcode.loop.recorder import Recorder, StreamingPlan, StreamingToolCall
 from vtcode.loop.text_turn import recover_calls
 from vtcode.loop.tool_round import step_tools
@@ -200,7 +201,8 @@ class Runner:
         if self.prompt is not None and self.prompt.strip():
             if self.chat is not None and not self.recorder.turn_open:
                 self.chat.begin()
-            self.append(Message(role="user", content=self.prompt))
+            if not submit_prompt(self, self.prompt):
+                return  # a user_prompt_submit hook blocked it: the run has ended
             self.prompt = None
             waiting = False
         self.machine.oriented(

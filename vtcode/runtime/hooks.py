@@ -16,7 +16,7 @@ from vtcode.config.model import VtcodeConfig
 from vtcode.context.tokens import TokenEstimator
 from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome
-from vtcode.loop.parts import LoopHooks, ToolHooks
+from vtcode.loop.parts import LoopHooks, PromptVerdict, ToolHooks
 from vtcode.loop.recorder import Recorder
 from vtcode.messages import Message, ModelRequest
 from vtcode.providers.base import Provider
@@ -49,6 +49,11 @@ class CompositeHooks(LoopHooks):
     def orientation(self) -> str | None:
         sections = [s for p in self.parts if (s := p.orientation())]
         return "\n\n".join(sections) if sections else None
+
+    def prompt_submitted(self, prompt: str) -> PromptVerdict:
+        verdicts = [p.prompt_submitted(prompt) for p in self.parts]
+        blocked = next((v.blocked for v in verdicts if v.blocked is not None), None)
+        return PromptVerdict(blocked, tuple(c for v in verdicts for c in v.context))
 
     def before_request(self, request: ModelRequest) -> None:
         for p in self.parts:

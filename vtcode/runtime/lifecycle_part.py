@@ -18,9 +18,10 @@ from vtcode.hooks.models import (
     SessionEndPayload,
     SessionStartPayload,
     StopPayload,
+    UserPromptSubmitPayload,
 )
 from vtcode.loop.outcomes import Outcome
-from vtcode.loop.parts import LoopHooks, ToolHooks
+from vtcode.loop.parts import LoopHooks, PromptVerdict, ToolHooks
 from vtcode.loop.recorder import Recorder
 from vtcode.runtime.session_hooks import SessionHooks
 
@@ -53,6 +54,29 @@ class LifecycleHooksPart(LoopHooks):
         payload = SessionStartPayload(**self.hooks.common(), source=source)
         self.hooks.run("session_start", payload, source)
         return None
+
+    def prompt_submitted(self, prompt: str) -> PromptVerdict:
+        """`user_prompt_submit`: exit 2 or `{"decision":"block"}` blocks the prompt (the reason
+        ends the run); otherwise a hook's context (`hookSpecificOutput.additionalContext`, or
+        its plain stdout as Claude Code reads it) is added after the prompt."""
+        if not self.hooks.has("user_prompt_submit"):
+            return PromptVerdict()
+        payload = UserPromptSubmitPayload(**self.hooks.common(), prompt=prompt)
+        context: list[str] = []
+        for r in self.hooks.run("user_prompt_submit", payload):
+            out = r.output
+            if r.exit_code == 2 and not r.timed_out:
+                return PromptVerdict(blocked=r.reason)
+            if not r.ok:
+                continue
+            if out is not None and (out.decision is HookDecision.BLOCK or not out.continue_):
+                return PromptVerdict(blocked=out.reason or out.stop_reason or "no reason given")
+            extra = (out.hook_specific_output or {}).get("additionalContext") if out else None
+            if out is None and r.stdout.strip():
+                extra = r.stdout.strip()
+            if isinstance(extra, str) and extra.strip():
+                context.append(extra.strip())
+        return PromptVerdict(context=tuple(context))
 
     def tool_hooks(self) -> Sequence[ToolHooks]:
         events = ("pre_tool_use", "post_tool_use", "post_tool_use_failure")

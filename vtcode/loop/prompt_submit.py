@@ -1,0 +1,34 @@
+"""The run's prompt becomes its first user message, unless a `user_prompt_submit` hook blocks it.
+
+Kept apart from `runner.py` (the steps and the machine): the parts' verdict on the prompt
+(`LoopHooks.prompt_submitted`) either ends the run before any model request, as `blocked` with
+the hook's reason, or adds the hooks' context after the prompt in the same message.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.messages import Message
+
+if TYPE_CHECKING:
+    from vtcode.loop.runner import Runner
+
+__all__ = ["submit_prompt"]
+
+
+def submit_prompt(self: Runner, prompt: str) -> bool:
+    """Append the prompt (with any hook context); False when it was blocked and the run ended."""
+    verdict = self.hooks.prompt_submitted(prompt)
+    if verdict.blocked is not None:
+        self._stop(
+            Outcome(
+                OutcomeKind.BLOCKED,
+                detail=f"a user_prompt_submit hook blocked the prompt: {verdict.blocked}",
+            )
+        )
+        return False
+    content = "\n\n".join([prompt, *verdict.context])
+    self.append(Message(role="user", content=content))
+    return True
