@@ -112,7 +112,7 @@ def _every_no_effect_key_set() -> tuple[str, list[str]]:
 
 def test_check_warns_once_per_no_effect_key_set(run_vtcode: RunVtcode, tmp_path: Path) -> None:
     text, names = _every_no_effect_key_set()
-    assert len(names) > 20
+    assert len(names) >= 5  # shrinks as keys get readers
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(text)  # the user layer sets them all too: still once
