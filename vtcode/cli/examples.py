@@ -30,6 +30,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ),
         ('vtcode exec --append-system-prompt "Answer in French." "..."', "add to the prompt"),
     ],
+    "skills": [("vtcode skills list", "the skills a run here lists in its prompt")],
+    "skills list": [("vtcode skills list --json", "names, descriptions and files as JSON")],
     "init": [
         ("vtcode init", "a starter AGENTS.md and vtcode.toml in this folder"),
         ("vtcode -C ../other init --force", "overwrite both in another workspace"),

@@ -28,6 +28,7 @@ from vtcode.errors import ExitCode, VtcodeError
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "exec": ("vtcode.cli.cmd_exec", "exec_cmd", "Run an agent loop headless to completion."),
     "chat": ("vtcode.cli.cmd_chat", "chat", "Talk to the agent in an interactive session."),
+    "skills": ("vtcode.cli.cmd_skills", "skills", "List the skills a run offers the model."),
     "init": ("vtcode.cli.cmd_init", "init", "Write a starter AGENTS.md and vtcode.toml."),
     "validate": ("vtcode.cli.cmd_validate", "validate", "Validate ThreadEvent JSONL logs."),
     "schema": ("vtcode.cli.cmd_schema", "schema", "List, show and export the JSON Schemas."),

@@ -48,6 +48,7 @@ from vtcode.mcp.remote import secret_values as mcp_secret_values
 from vtcode.messages import Message, OutputSchema
 from vtcode.orient.instructions import Instructions, discover_instructions
 from vtcode.orient.loop_state import loop_step_sessions
+from vtcode.orient.skills import discover_skills, skills_budget
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import chosen_provider, make_provider
@@ -288,6 +289,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
     # Read once: frozen into every segment of this run (a changed file counts from the next run).
     instructions = discover_instructions(req.workspace, cfg.agent.instructions)
+    skills = discover_skills(req.workspace)
+    window = cfg.context.max_context_tokens or provider.context_window or 160_000
+    skills_section = skills.section(skills_budget(window))
 
     record_run(
         req.workspace,
@@ -376,8 +380,9 @@ def run_exec(req: ExecRequest) -> ExecResult:
             executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker or req.dry_run)
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
             executor.notices = registry.exec_sessions.take_notices
-        if instructions.warnings:  # a cut or skipped instruction file: warned after thread.started
-            executor.notices = _joined(executor.notices, _once(list(instructions.warnings)))
+        if instructions.warnings or skills.warnings:  # warned once, after thread.started
+            found = [*instructions.warnings, *skills.warnings]
+            executor.notices = _joined(executor.notices, _once(found))
         if mcp_plan is not None:
             from vtcode.mcp.manager import McpManager
 
@@ -402,7 +407,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 )
                 + (DRY_RUN_INSTRUCTIONS if req.dry_run else ""),
                 orientation,
-                sections=(instructions.section(), texts.append),
+                sections=(instructions.section(), skills_section, texts.append),
             ),
             history=history,
             prompt=req.prompt,
