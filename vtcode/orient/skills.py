@@ -138,7 +138,13 @@ def discover_skills(workspace: Path, *, env: Mapping[str, str] | None = None) ->
     found: list[Skill] = []
     warnings: list[str] = []
     root = project_root(workspace)
-    _scan(root / PROJECT_DIR, str(PROJECT_DIR), "project", os.path.realpath(root), found, warnings)
+    # shown relative to the workspace (the folder read_file paths are relative to), or in full
+    # when the repository root lies above it
+    base = root / PROJECT_DIR
+    shown = (
+        os.path.relpath(base, workspace.absolute()) if root == workspace.absolute() else str(base)
+    )
+    _scan(base, shown, "project", os.path.realpath(root), found, warnings)
     home = user_home(env)
     if home is not None:
         # the full path: the model reads a user skill from outside the workspace by it
