@@ -9,6 +9,7 @@ budget that never tripped. `agent.harness.require_budget` makes an unenforceable
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import click
@@ -234,3 +235,16 @@ def test_a_library_caller_cap_is_held_to_the_keys_range(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".vtcode/sessions/*/events.jsonl"))
     check_run_caps(None)
     check_run_caps(0.0)
+
+
+def test_a_bad_price_in_an_untrusted_workspace_is_still_an_error(tmp_path: Path) -> None:
+    """The trust filter used to drop the bad value with a warning, and `config check` said valid."""
+    toml = tmp_path / "vtcode.toml"
+    toml.write_text("[providers.openai]\npricing = {input_per_mtok = -3, output_per_mtok = 1}\n")
+    env = {k: v for k, v in os.environ.items() if k != "VTCODE_TRUST_WORKSPACE"}
+    checked = vtcode(["config", "check"], tmp_path, env=env)
+    assert checked.returncode == 2
+    assert checked.stderr == (
+        f"error: {toml}:2:12: providers.openai.pricing.input_per_mtok:"
+        " -3.0 is below the minimum 0\n"
+    )

@@ -198,6 +198,7 @@ def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False)
     fixed = [_apply_aliases(layer, warnings, problems) for layer in layers]
     decisions: list[tuple[Decision, str]] = []
     no_effect = tuple(no_effect_warnings(fixed))  # before the trust filter: set is set
+    as_written = fixed
     if untrusted_workspace:
         fixed = _filter_workspace(fixed, decisions)
     for layer in fixed:
@@ -221,6 +222,8 @@ def resolve(layers: Sequence[ConfigLayer], *, untrusted_workspace: bool = False)
     reported = {format_key(p) for p in bad_numbers}
     problems.extend(p for p in _schema_problems(fixed, merged) if p.key not in reported)
     problems.extend(_rule_problems(fixed, merged))
+    if as_written is not fixed:  # a value the trust filter drops must still be a valid value
+        problems.extend(_value_problems(as_written, problems))
     if problems:
         raise ConfigInvalid(sorted(problems, key=lambda p: _order(fixed, p)))
     try:
@@ -356,6 +359,24 @@ def _pointer_path(data: Any, pointer: str) -> KeyPath:
         except (KeyError, IndexError, TypeError):
             node = None
     return tuple(out)
+
+
+def _value_problems(
+    layers: Sequence[ConfigLayer], found: Sequence[ConfigProblem]
+) -> list[ConfigProblem]:
+    """Invalid values in the layers as written, not already in `found`. An untrusted workspace's
+    `pricing = {input_per_mtok = -3}` was dropped with a trust warning and `config check` said
+    "valid": a bad value is exit 2 whether or not the workspace is trusted."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _merge(merged, layer.data)
+    merged = keys.coerce(merged, keys.root())
+    bad = list(keys.non_finite(merged))
+    new = [_at(layers, path, "expected a finite number, got inf or nan") for path in bad]
+    reported = {format_key(p) for p in bad}
+    new += [p for p in _schema_problems(layers, merged) if p.key not in reported]
+    seen = {(p.key, p.message) for p in found}
+    return [p for p in new if (p.key, p.message) not in seen]
 
 
 def _schema_problems(layers: Sequence[ConfigLayer], merged: dict[str, Any]) -> list[ConfigProblem]:
