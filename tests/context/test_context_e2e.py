@@ -285,6 +285,7 @@ def test_pre_compact_hook_receives_the_exact_payload(tmp_path: Path) -> None:
     (tmp_path / "hook.py").write_text(PRE_COMPACT_HOOK)
     (tmp_path / "vtcode.toml").write_text(
         _hook_toml("pre_compact", [sys.executable, "hook.py", "seen.json"], matcher="auto")
+        + _hook_toml("post_compact", [sys.executable, "hook.py", "after.json"], matcher="auto")
     )
     rc, events, err = run(
         tmp_path,
@@ -309,6 +310,9 @@ def test_pre_compact_hook_receives_the_exact_payload(tmp_path: Path) -> None:
     }
     assert seen["artifact_exists"] is True  # the real path, written before the hook runs
     assert seen["event"] == "PreCompact" and seen["secret"] is None
+    after = json.loads((tmp_path / "after.json").read_text())  # post_compact (issue 25.2)
+    assert after["payload"] == {**seen["payload"], "hook_event_name": "PostCompact"}
+    assert after["event"] == "PostCompact"
     assert not [e for e in events if e.get("item", {}).get("type") == "error"]
 
 

@@ -55,6 +55,7 @@ DESCRIPTIONS: dict[str, str] = {
     "hooks.lifecycle.post_tool_use_failure": "hooks run after a tool call that failed",
     "hooks.lifecycle.permission_request": "hooks run when a tool asks for permission",
     "hooks.lifecycle.pre_compact": "hooks run before compaction",
+    "hooks.lifecycle.post_compact": "hooks run after compaction (matcher: the trigger)",
     "hooks.lifecycle.stop": "hooks run when the run stops (alias: task_completed, task_completion)",
     "hooks.lifecycle.notification": "hooks run on notifications",
     "hooks.lifecycle.subagent_start": "hooks run when a subagent starts",

@@ -134,6 +134,7 @@ STATUS: dict[str, KeyStatus] = {
     "hooks.lifecycle.post_tool_use_failure": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.permission_request": NoEffect(_PENDING_HOOK),
     "hooks.lifecycle.pre_compact": Consumed("vtcode.hooks.config"),
+    "hooks.lifecycle.post_compact": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.stop": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.notification": NoEffect(_PENDING_HOOK),
     "hooks.lifecycle.subagent_start": NoEffect(_PENDING_HOOK),

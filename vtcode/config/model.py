@@ -332,6 +332,7 @@ class LifecycleHooks:
     post_tool_use_failure: list[HookMatcher] = field(default_factory=list)
     permission_request: list[HookMatcher] = field(default_factory=list)
     pre_compact: list[HookMatcher] = field(default_factory=list)
+    post_compact: list[HookMatcher] = field(default_factory=list)
     stop: list[HookMatcher] = field(default_factory=list)
     notification: list[HookMatcher] = field(default_factory=list)
     subagent_start: list[HookMatcher] = field(default_factory=list)

@@ -301,6 +301,7 @@ POLICY: dict[str, Rule] = {
             "post_tool_use_failure",
             "permission_request",
             "pre_compact",
+            "post_compact",
             "stop",
             "notification",
             "subagent_start",

@@ -40,6 +40,7 @@ EVENTS: dict[str, str] = {
     "post_tool_use": "PostToolUse",
     "post_tool_use_failure": "PostToolUseFailure",
     "pre_compact": "PreCompact",
+    "post_compact": "PostCompact",
     "stop": "Stop",
 }
 

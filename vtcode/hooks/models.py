@@ -26,6 +26,23 @@ class PreCompactPayload:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PostCompactPayload:
+    """`hooks.lifecycle.post_compact`: runs after the compaction boundary is recorded (the
+    compacted history is in place); the same fields as `pre_compact`."""
+
+    TYPE: ClassVar[str] = "PostCompact"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    trigger: str
+    mode: str
+    original_message_count: U64
+    compacted_message_count: U64
+    history_artifact_path: str | None = field(default=None, metadata={"nullable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionStartPayload:
     """`session_start`: `source` is startup, resume, compact or clear."""
 
@@ -121,6 +138,7 @@ HOOK_PAYLOAD = TaggedUnion(
     "hook_event_name",
     [
         PreCompactPayload,
+        PostCompactPayload,
         SessionStartPayload,
         SessionEndPayload,
         PreToolUsePayload,

@@ -16,6 +16,8 @@ the memory envelope."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from vtcode.config.model import ContextResetMode, VtcodeConfig
 from vtcode.context.blocked import write_blocked_handoff
 from vtcode.context.clearing import ClearingPolicy, clear_tool_results
@@ -44,7 +46,7 @@ from vtcode.context.thresholds import CompactionDecision, CompactionPolicy, reso
 from vtcode.context.tokens import TokenEstimator, default_estimator
 from vtcode.events.enums import CompactionMode, CompactionTrigger, HarnessEventKind
 from vtcode.events.types import ThreadCompactBoundaryEvent, Usage
-from vtcode.hooks.models import SessionStartPayload
+from vtcode.hooks.models import PostCompactPayload, SessionStartPayload
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks
 from vtcode.loop.recorder import Recorder
@@ -196,6 +198,9 @@ class ContextPart(LoopHooks):
         finish_compaction(prep, workspace=self.workspace, session_id=self.session_id)
         transition = self.segments.compacted(prep.history)
         recorder.emit(boundary_event(prep, thread_id=self.thread_id, transition=transition))
+        if self.hooks.has("post_compact"):
+            after_payload = PostCompactPayload(**dataclasses.asdict(payload))
+            self.hooks.run("post_compact", after_payload, trigger)
         self.hooks.run(
             "session_start", SessionStartPayload(**self.hooks.common(), source="compact"), "compact"
         )
