@@ -20,7 +20,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "exec": [
         ('vtcode exec "summarize the README"', "the answer on stdout, progress on stderr"),
         ('vtcode exec --json "fix the test" > run.jsonl', "raw events on stdout"),
-        ('vtcode exec -o answer.txt --max-turns 8 "..."', "the model's last message to a file"),
+        ('vtcode exec -o answer.txt --max-turns 8 "..."', "the answer to a file, or a header"),
         ('echo "fix it" | vtcode exec -', "the prompt from stdin"),
         ("vtcode exec resume --last", "continue the last session"),
         ('vtcode exec --no-instructions "..."', "without the AGENTS.md files"),
