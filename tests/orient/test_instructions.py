@@ -11,8 +11,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from syrupy.assertion import SnapshotAssertion
+
 from tests.conftest import ScriptedReply, SSEServer
-from tests.exec_support import vtcode
+from tests.exec_support import canonical_snapshot, vtcode
 
 
 def _config(home: Path, server: SSEServer) -> None:
@@ -77,7 +79,7 @@ def test_nested_files_root_first_override_wins_and_user_file(
 
 
 def test_cap_cuts_with_a_warning_and_no_instructions_turns_it_off(
-    tmp_path: Path, sse_server: SSEServer
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
 ) -> None:
     repo, deep = _repo(tmp_path)
     home = deep / ".home"
@@ -98,6 +100,8 @@ def test_cap_cuts_with_a_warning_and_no_instructions_turns_it_off(
     assert len(warnings) == 1
     assert "32768 bytes at most" in warnings[0] and "a/AGENTS.md (" in warnings[0]
     assert "a/b/c/AGENTS.md (0 of 7 bytes)" in warnings[0]
+    # the sequence (the warning right after thread.started), schema-checked line by line
+    assert canonical_snapshot(deep, "s1") == snapshot_json
 
     off = vtcode(["exec", "-q", "--no-instructions", "hi"], deep)
     assert off.returncode == 0, off.stderr

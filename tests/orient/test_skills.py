@@ -7,8 +7,10 @@ import json
 import os
 from pathlib import Path
 
+from syrupy.assertion import SnapshotAssertion
+
 from tests.conftest import ScriptedReply, SSEServer
-from tests.exec_support import vtcode
+from tests.exec_support import canonical_snapshot, vtcode
 
 
 def _skill(folder: Path, name: str, description: str, body: str = "Steps.\n") -> None:
@@ -16,7 +18,9 @@ def _skill(folder: Path, name: str, description: str, body: str = "Steps.\n") ->
     (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body}")
 
 
-def test_skills_listed_in_the_prompt_and_by_the_cli(tmp_path: Path, sse_server: SSEServer) -> None:
+def test_skills_listed_in_the_prompt_and_by_the_cli(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
     ws = tmp_path / "ws"
     home = ws / ".home"
     home.mkdir(parents=True)
@@ -32,8 +36,9 @@ def test_skills_listed_in_the_prompt_and_by_the_cli(tmp_path: Path, sse_server: 
     _skill(outside, "leak", "should not be listed")
     os.symlink(outside, ws / ".agents/skills/leak")
     sse_server.queue(ScriptedReply.sse_file("llamacpp_openai_text.sse"))
-    run = vtcode(["exec", "-q", "hi"], ws)
+    run = vtcode(["exec", "-q", "--session-id", "s1", "hi"], ws)
     assert run.returncode == 0, run.stderr
+    assert canonical_snapshot(ws, "s1") == snapshot_json  # the two skipped skills: warnings
     prompt = sse_server.requests[-1].json()["messages"][0]["content"]
     skills = prompt.split("# Skills\n", 1)[1]
     assert "- release: Cut a release: tag, changelog (.agents/skills/release/SKILL.md)" in skills
