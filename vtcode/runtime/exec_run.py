@@ -46,9 +46,7 @@ from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.mcp.remote import secret_values as mcp_secret_values
 from vtcode.messages import Message, OutputSchema
-from vtcode.orient.instructions import Instructions, discover_instructions
 from vtcode.orient.loop_state import loop_step_sessions
-from vtcode.orient.skills import discover_skills, skills_budget
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import chosen_provider, make_provider
@@ -57,9 +55,10 @@ from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
 from vtcode.runtime.prompt_texts import prompt_texts
 from vtcode.runtime.resume_check import refuse_invalid_log
+from vtcode.runtime.run_prompt import RunPrompt
 from vtcode.sandbox import Sandbox, SandboxState
 from vtcode.store import DispatchGate, SessionWriter, read_session_events
-from vtcode.store.artifacts import InstructionRecord, record_run
+from vtcode.store.artifacts import record_run
 from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import open_for_append
 from vtcode.store.gate import Exporter
@@ -288,10 +287,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         writer.record_sandbox(sandbox.to_json())  # the manifest records the effective sandbox
 
     # Read once: frozen into every segment of this run (a changed file counts from the next run).
-    instructions = discover_instructions(req.workspace, cfg.agent.instructions)
-    skills = discover_skills(req.workspace)
-    window = cfg.context.max_context_tokens or provider.context_window or 160_000
-    skills_section = skills.section(skills_budget(window))
+    extra = RunPrompt.gather(cfg, req.workspace, texts, provider.context_window)
 
     record_run(
         req.workspace,
@@ -301,8 +297,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
         provider=provider.name,
         model=provider.model,
         script=req.script if provider.name == "replay" else None,  # `exec resume` replays it
-        instructions=_instruction_records(instructions),
-        instructions_digest=instructions.digest() if instructions.files else None,
+        instructions=extra.records(),
+        instructions_digest=extra.digest(),
     )
     executor = None
     mcp = None
@@ -380,9 +376,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
             executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker or req.dry_run)
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
             executor.notices = registry.exec_sessions.take_notices
-        if instructions.warnings or skills.warnings:  # warned once, after thread.started
-            found = [*instructions.warnings, *skills.warnings]
-            executor.notices = _joined(executor.notices, _once(found))
+        if extra.warnings:  # a cut instruction file, a skipped skill: once, after thread.started
+            executor.notices = _joined(executor.notices, extra.notices())
         if mcp_plan is not None:
             from vtcode.mcp.manager import McpManager
 
@@ -401,13 +396,12 @@ def run_exec(req: ExecRequest) -> ExecResult:
             emit=gate.emit,
             system_prompt=lambda orientation: system_prompt(
                 (
-                    texts.base
-                    or req.system_prompt
+                    extra.base(req.system_prompt or "")
                     or exec_system_prompt(req.workspace, [t.name for t in catalog()])
                 )
                 + (DRY_RUN_INSTRUCTIONS if req.dry_run else ""),
                 orientation,
-                sections=(instructions.section(), skills_section, texts.append),
+                sections=extra.sections(),
             ),
             history=history,
             prompt=req.prompt,
@@ -495,32 +489,6 @@ def _retain(req: ExecRequest, cfg: VtcodeConfig, session_id: str) -> None:
 def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]:
     """One notices callable over several (the exec sessions' and the MCP manager's)."""
     return lambda: [text for source in sources if source is not None for text in source()]
-
-
-def _once(texts: list[str]) -> Callable[[], list[str]]:
-    """A notices source that gives `texts` the first time it is asked, then nothing."""
-    pending = list(texts)
-
-    def take() -> list[str]:
-        out = pending[:]
-        pending.clear()
-        return out
-
-    return take
-
-
-def _instruction_records(found: Instructions) -> list[InstructionRecord]:
-    return [
-        InstructionRecord(
-            path=str(f.path),
-            label=f.label,
-            scope=f.scope,
-            bytes=f.size,
-            used_bytes=f.used,
-            sha256=f.sha256,
-        )
-        for f in found.files
-    ]
 
 
 def _sandbox_state(cfg: VtcodeConfig) -> SandboxState:
