@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import SSEServer
-from tests.exec_support import SESSION
+from tests.exec_support import SESSION, vtcode
 from tests.loop.harness_support import configure, run_exec, text_sse, tool_calls_sse
 from vtcode.runtime.lifecycle_part import MAX_STOP_BLOCKS
 
@@ -145,3 +145,23 @@ def test_user_prompt_submit_blocks_the_prompt(tmp_path: Path, sse_server: SSESer
     done = events[-1]
     assert done["type"] == "thread.completed" and done["subtype"] == "error_during_execution"
     assert "no secrets here" in json.dumps(events)
+
+
+def test_subagent_start_and_stop_see_the_child_run(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server, '[agent.subagents.helper]\nscript = "default"\n')
+    started = _hook(tmp_path, "subagent_start", [])
+    stopped = _hook(tmp_path, "subagent_stop", [])
+    proc = vtcode(["agent", "run", "helper", "--json", "look around"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    child = json.loads(proc.stdout)["session_id"]
+    (start,) = _payloads(started)
+    (stop,) = _payloads(stopped)
+    for payload, event in ((start, "SubagentStart"), (stop, "SubagentStop")):
+        assert payload["hook_event_name"] == event
+        assert payload["session_id"] == payload["agent_id"] == child
+        assert payload["agent_type"] == "helper"
+        assert payload["cwd"] == str(tmp_path)
+        assert payload["transcript_path"].startswith(str(tmp_path / ".vtcode" / "sessions" / child))
+    assert start["prompt"] == "look around"
+    assert stop["exit_code"] == 0 and stop["stop_hook_active"] is False
+    assert "last_assistant_message" in stop

@@ -137,8 +137,8 @@ STATUS: dict[str, KeyStatus] = {
     "hooks.lifecycle.post_compact": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.stop": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.notification": NoEffect(_PENDING_HOOK),
-    "hooks.lifecycle.subagent_start": NoEffect(_PENDING_HOOK),
-    "hooks.lifecycle.subagent_stop": NoEffect(_PENDING_HOOK),
+    "hooks.lifecycle.subagent_start": Consumed("vtcode.hooks.config"),
+    "hooks.lifecycle.subagent_stop": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.quiet_success_output": NoEffect(
         "vtcode records every hook's output in the session log and never prints it to a terminal"
     ),

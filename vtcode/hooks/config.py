@@ -42,6 +42,8 @@ EVENTS: dict[str, str] = {
     "pre_compact": "PreCompact",
     "post_compact": "PostCompact",
     "stop": "Stop",
+    "subagent_start": "SubagentStart",
+    "subagent_stop": "SubagentStop",
 }
 
 

@@ -122,6 +122,37 @@ class UserPromptSubmitPayload:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStartPayload:
+    """`subagent_start`: a child agent (`vtcode agent run NAME`) is about to run; the common
+    fields are the child session's, `agent_type` is NAME."""
+
+    TYPE: ClassVar[str] = "SubagentStart"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    agent_id: str
+    agent_type: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStopPayload:
+    """`subagent_stop`: the child agent's run has ended (its exit code and last answer)."""
+
+    TYPE: ClassVar[str] = "SubagentStop"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    agent_id: str
+    agent_type: str
+    stop_hook_active: bool = False
+    exit_code: int
+    last_assistant_message: str | None = field(default=None, metadata={"nullable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StopPayload:
     """`stop`: the agent is about to finish the thread."""
 
@@ -145,6 +176,8 @@ HOOK_PAYLOAD = TaggedUnion(
         PostToolUsePayload,
         PostToolUseFailurePayload,
         UserPromptSubmitPayload,
+        SubagentStartPayload,
+        SubagentStopPayload,
         StopPayload,
     ],
 )

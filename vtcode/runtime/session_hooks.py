@@ -42,6 +42,12 @@ class PartWarnings:
         self._pending.append(message)
         self.flush()
 
+    def take(self) -> list[str]:
+        """The warnings held so far, for a caller with no recorder (subagent hooks)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            return pending
+
     def flush(self) -> None:
         with self._lock:
             rec = self._recorder

@@ -31,6 +31,7 @@ from vtcode.providers.script import resolve_script
 from vtcode.runtime.exec_run import ExecRequest, _max_item_index, run_exec
 from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.hooks import default_hooks_factory
+from vtcode.runtime.subagent_hooks import SubagentHooks
 from vtcode.store import DispatchGate, SessionWriter
 from vtcode.store.closeout import open_for_append
 from vtcode.tools.registry import default_registry
@@ -129,6 +130,7 @@ def _exec(
     oriented: bool,
     sinks: Sequence[Any],
     max_turns: int | None = None,
+    session_id: str | None = None,
 ) -> Any:
 
     return run_exec(
@@ -140,7 +142,7 @@ def _exec(
             model=spec.model,
             script=_resolve_script(spec, parent),
             max_turns=max_turns or spec.max_turns,
-            session_id=new_session_id(),
+            session_id=session_id or new_session_id(),
             sinks=list(sinks),
             hooks_factory=default_hooks_factory if oriented else None,
             install_signals=threading.current_thread() is threading.main_thread(),
@@ -159,6 +161,9 @@ def run_subagent(
     wt = create_worktree(workspace, name) if spec.isolation is SubagentIsolation.WORKTREE else None
     child_ws = wt.workdir if wt else workspace
     cfg = read_only_config(config) if spec.read_only else config
+    session_id = new_session_id()
+    hooks = SubagentHooks(workspace, config, name=name, child_ws=child_ws, session_id=session_id)
+    hooks.started(task)
     result = _exec(
         workspace=child_ws,
         config=cfg,
@@ -167,8 +172,10 @@ def run_subagent(
         parent=workspace,
         oriented=not spec.read_only,
         sinks=sinks,
+        session_id=session_id,
     )
     text = result.run.final_text if result.run else None
+    hooks.stopped(result.exit_code, text)
     return SubagentRun(name, result.session_id, result.exit_code, child_ws, wt, text, result.error)
 
 
