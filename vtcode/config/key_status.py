@@ -39,7 +39,7 @@ KeyStatus = Consumed | NoEffect
 
 _UPSTREAM_ONLY = "upstream's interactive full-auto profile; vtcode exec is always full-auto"
 _PENDING_25 = "not implemented yet (issue 25 items 3-4)"
-_PENDING_HOOK = "hook event not run yet (issue 25 item 2)"
+_PENDING_HOOK = "hook event not run yet (docs/hooks.md)"
 
 STATUS: dict[str, KeyStatus] = {
     # [agent]
