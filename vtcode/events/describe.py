@@ -149,12 +149,18 @@ def _outcome(e: ThreadCompletedEvent) -> Line:
     )
 
 
+def _compact(e: ThreadCompactBoundaryEvent) -> Line:
+    """A boundary whose history grew (a recovery after a transient failure on a short history:
+    nothing older to drop, a summary added) is not called compaction (issue 26)."""
+    how = f"{e.trigger.value}/{e.mode.value}"
+    counts = f"{e.original_message_count} -> {e.compacted_message_count} messages"
+    if e.compacted_message_count > e.original_message_count:
+        return Line("context", f"{how}: nothing older to compact; a summary was added ({counts})")
+    return Line("compact", f"{how}: {counts}")
+
+
 _EVENT_LINES: dict[type[Any], Callable[[Any], Line]] = {
-    ThreadCompactBoundaryEvent: lambda e: Line(
-        "compact",
-        f"{e.trigger.value}/{e.mode.value}: {e.original_message_count} -> "
-        f"{e.compacted_message_count} messages",
-    ),
+    ThreadCompactBoundaryEvent: _compact,
     ContextResetEvent: lambda e: Line(
         "context reset",
         f"transcript cleared (was {e.previous_context_usage_percent}% full); "

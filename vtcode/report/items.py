@@ -178,8 +178,10 @@ def _item_body(e: Entry) -> str:
 def _marker(e: Entry) -> str:
     ev = e.event or {}
     if e.kind == "compaction":
+        grew = ev.get("compacted_message_count", 0) > ev.get("original_message_count", 0)
+        what = "summary added, nothing older to compact" if grew else "compaction"
         text = (
-            f"compaction · {esc(ev.get('trigger'))} / {esc(ev.get('mode'))} · "
+            f"{what} · {esc(ev.get('trigger'))} / {esc(ev.get('mode'))} · "
             f"{ev.get('original_message_count', 0):,} → {ev.get('compacted_message_count', 0):,}"
             " messages"
         )
