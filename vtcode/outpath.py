@@ -312,10 +312,16 @@ def open_early(target: OutputTarget) -> int | None:
 
 
 def write_output(
-    target: OutputTarget, data: bytes, stdout: IO[bytes], *, fd: int | None = None
+    target: OutputTarget,
+    data: bytes,
+    stdout: IO[bytes],
+    *,
+    fd: int | None = None,
+    mode: int = fsutil.FILE_MODE,
 ) -> None:
     """Write `data` whole to a checked target (through `fd` from `open_early` when given, which
-    is closed); an I/O failure is a `UsageError` naming it."""
+    is closed); an I/O failure is a `UsageError` naming it. A replaced file is created with
+    `mode` (less the umask): 0600 unless the caller publishes it (an HTML page, 0644)."""
     try:
         if target.kind is TargetKind.STDOUT:
             stdout.write(data)
@@ -327,7 +333,7 @@ def write_output(
             finally:
                 os.close(fd)
         else:
-            _replace(target, data)
+            _replace(target, data, mode)
     except OSError as e:
         lead = f"{target.option}: " if target.option else ""
         raise UsageError(
@@ -416,7 +422,7 @@ def open_stream(target: OutputTarget) -> int:
     return fd
 
 
-def _replace(target: OutputTarget, data: bytes) -> None:
+def _replace(target: OutputTarget, data: bytes, mode: int = fsutil.FILE_MODE) -> None:
     """Replace a FILE target atomically (temp file, fsync, rename) inside its folder's fd.
 
     The folder is opened once and checked by the kernel's name for it; the temp file is made
@@ -443,7 +449,7 @@ def _replace(target: OutputTarget, data: bytes) -> None:
             raise _refuse(target.spec, why, option=target.option)
         tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC | _O_NOFOLLOW
-        fd = os.open(tmp, flags, fsutil.FILE_MODE, dir_fd=dfd)
+        fd = os.open(tmp, flags, mode, dir_fd=dfd)
         try:
             try:
                 fsutil.write_all(fd, data)

@@ -10,6 +10,8 @@ import signal
 from pathlib import Path
 
 from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
+from vtcode.report import build_report
+from vtcode.report.fmt import fmt_duration
 
 
 def test_hooks_list_json_trust_matches_the_warning(tmp_path: Path) -> None:
@@ -86,3 +88,48 @@ def test_usage_errors_have_no_padded_lines(tmp_path: Path) -> None:
         "Error: No such option '--bogus'.",
     ]
     assert all(line == line.rstrip() for line in proc.stderr.splitlines())
+
+
+def test_html_duration_adds_up_the_runs_and_the_page_is_0644(tmp_path: Path) -> None:
+    """Two runs with a pause between them: Duration is their sum, the wall time beside it. The
+    page is 0644 (a CI artifact server reads it as another user), 0600 with --private."""
+    script = str(SCRIPTS / "scenario-success.toml")
+    for args in (["--session-id", "two", "go"], ["resume", "two", "again"]):
+        proc = vtcode(["exec", "-q", "--script", script, *args], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    report = build_report(tmp_path, "two")
+    runs = [r.duration_s for r in report.runs]
+    assert len(runs) == 2 and all(d is not None for d in runs)
+    assert report.duration_s == sum(runs)  # type: ignore[arg-type]
+    # the second run started a process later: the wall time holds that pause, the sum does not
+    assert report.wall_s is not None and report.wall_s > report.duration_s
+    page = tmp_path / "page.html"
+    proc = vtcode(["sessions", "show", "two", "--html", str(page)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert page.stat().st_mode & 0o777 == 0o644
+    assert f">{fmt_duration(report.duration_s)}<" in page.read_text()
+    assert "sum of 2 runs, wall " in page.read_text()
+    private = tmp_path / "private.html"
+    proc = vtcode(["sessions", "show", "two", "--html", str(private), "--private"], tmp_path)
+    assert proc.returncode == 0 and private.stat().st_mode & 0o777 == 0o600
+    bad = vtcode(["sessions", "show", "two", "--private"], tmp_path)
+    assert bad.returncode == 2 and "--private applies to --html" in bad.stderr
+
+
+def test_a_recovery_that_grew_the_history_is_not_called_compaction(tmp_path: Path) -> None:
+    """A transient failure on a 3-message history: the recovery adds a summary (3 -> 5). The
+    progress said `[COMPACT] 3 -> 5 messages`."""
+    proc = vtcode(
+        ["-c", "agent.task_retry_backoff_secs=0", "exec", "--session-id", "rec", "--script",
+         str(SCRIPTS / "context-recovery.toml"), "go"],
+        tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "[COMPACT]" not in proc.stderr
+    line = next(ln for ln in proc.stderr.splitlines() if ln.startswith("[CONTEXT]"))
+    assert line == (
+        "[CONTEXT] recovery/local: nothing older to compact; a summary was added (3 -> 5 messages)"
+    )
+    shown = vtcode(["sessions", "show", "rec"], tmp_path).stdout
+    assert "summary added, nothing older to compact (recovery, local): 3 -> 5" in shown
+    assert "\ncompaction (" not in shown

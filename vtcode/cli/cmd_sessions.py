@@ -90,9 +90,19 @@ def _instruction_list(files: list[dict[str, Any]]) -> str:
 @sessions.command("show")
 @click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document on stdout.")
-@click.option("--html", "html_file", metavar="FILE", help="Write an HTML page of it (- stdout).")
+@click.option(
+    "--html",
+    "html_file",
+    metavar="FILE",
+    help="Write an HTML page of it (- stdout); the file is 0644 (less the umask).",
+)
+@click.option(
+    "--private", is_flag=True, help="With --html: write the page 0600 (only you can read it)."
+)
 @click.pass_obj
-def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | None) -> None:
+def show_cmd(
+    app: AppContext, session_id: str, as_json: bool, html_file: str | None, private: bool
+) -> None:
     """The manifest and a readable timeline of turns, items, compactions and usage."""
     from vtcode.report.timeline import session_timeline
 
@@ -103,10 +113,16 @@ def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | N
         if as_json:
             raise UsageError("--json and --html cannot be used together")
 
-        written = write_session_html(app.workspace, session_id, html_file, sys.stdout.buffer)
+        written = write_session_html(
+            app.workspace, session_id, html_file, sys.stdout.buffer, private=private
+        )
         if written is not None and not app.quiet:
             click.echo(f"wrote {written}", err=True)
         return
+    if private:
+        from vtcode.errors import UsageError
+
+        raise UsageError("--private applies to --html FILE only")
     tl = session_timeline(app.workspace, session_id)
     if as_json:
         _json(tl.to_json())
@@ -134,8 +150,10 @@ def show_cmd(app: AppContext, session_id: str, as_json: bool, html_file: str | N
                 f"  {_clean(it['id'])}  {it['type']:<17} {it['state']:<11} {_clean(it['summary'])}"
             )
     for c in tl.compactions:
+        grew = c["compacted_message_count"] > c["original_message_count"]  # not a compaction
+        what = "summary added, nothing older to compact" if grew else "compaction"
         _out(
-            f"\ncompaction ({c['trigger']}, {c['mode']}): {c['original_message_count']} -> "
+            f"\n{what} ({c['trigger']}, {c['mode']}): {c['original_message_count']} -> "
             f"{c['compacted_message_count']} messages  [{_clean(c.get('ts') or '-')}]"
         )
     for r in tl.resets:

@@ -163,12 +163,17 @@ def session_html(workspace: Path, session_id: str) -> str:
     return render_html(build_report(workspace, session_id))
 
 
+PUBLIC_MODE = 0o644  # a page is made to be shared (a CI artifact server reads it as another user)
+PRIVATE_MODE = 0o600
+
+
 def write_session_html(
-    workspace: Path, session_id: str, target: str, stdout: IO[bytes]
+    workspace: Path, session_id: str, target: str, stdout: IO[bytes], *, private: bool = False
 ) -> Path | None:
     """Write the page to `target` (`-`: `stdout`; see `vtcode.outpath` for what else is allowed
-    and how); returns the path written (None for stdout)."""
+    and how); returns the path written (None for stdout). A new file is 0644 (less the umask),
+    0600 with `private`."""
     checked = check_output(target, workspace=workspace, option="--html")  # before the page
     page = session_html(workspace, session_id).encode("utf-8")
-    write_output(checked, page, stdout)
+    write_output(checked, page, stdout, mode=PRIVATE_MODE if private else PUBLIC_MODE)
     return checked.path

@@ -166,6 +166,15 @@ class SessionReport:
 
     @property
     def duration_s(self) -> float | None:
+        """The time the runs took, added up: a session resumed hours later did not run for
+        hours (two runs of 0.26 s and 0.14 s are 0.40 s). Falls back to the wall time when no
+        run has both ends."""
+        known = [d for d in (run.duration_s for run in self.runs) if d is not None]
+        return sum(known) if known else self.wall_s
+
+    @property
+    def wall_s(self) -> float | None:
+        """From the first event to the last, pauses between runs included."""
         return seconds_between(self.first_ts, self.last_ts)
 
     def stop_message(self) -> str | None:

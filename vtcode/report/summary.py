@@ -110,7 +110,18 @@ def header(report: SessionReport) -> str:
         stat(
             "Duration",
             esc(fmt_duration(report.duration_s)),
-            f"{s.events:,} events" if s.events else "",
+            esc(
+                " · ".join(
+                    part
+                    for part in (
+                        f"sum of {runs} runs, wall {fmt_duration(report.wall_s)}"
+                        if runs > 1
+                        else "",
+                        f"{s.events:,} events" if s.events else "",
+                    )
+                    if part
+                )
+            ),
         ),
     ]
     scope = "whole session" if runs > 1 else "session"
