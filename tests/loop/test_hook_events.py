@@ -165,3 +165,33 @@ def test_subagent_start_and_stop_see_the_child_run(tmp_path: Path, sse_server: S
     assert start["prompt"] == "look around"
     assert stop["exit_code"] == 0 and stop["stop_hook_active"] is False
     assert "last_assistant_message" in stop
+
+
+def test_permission_request_answers_an_ask_rule(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server)
+    with (tmp_path / ".home" / "config.toml").open("a") as f:
+        f.write('[permissions]\nask = ["read_file"]\n')
+    asked = _hook(tmp_path, "permission_request", [{"decision": "allow"}, None])
+    noted = _hook(tmp_path, "notification", [])
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    sse_server.queue(
+        tool_calls_sse(("read_file", {"path": "a.txt"}), prefix="a"),
+        tool_calls_sse(("read_file", {"path": "b.txt"}), prefix="b"),
+        text_sse("done"),
+    )
+    code, _, stderr = run_exec(tmp_path, "read both")
+    assert code == 0, stderr
+    tools = [m for m in sse_server.requests[2].json()["messages"] if m["role"] == "tool"]
+    assert "alpha" in tools[0]["content"]  # allowed by the hook
+    assert "permission denied" in tools[1]["content"] and "beta" not in tools[1]["content"]
+    payloads = _payloads(asked)
+    assert [p["tool_input"]["path"] for p in payloads] == ["a.txt", "b.txt"]
+    for p in payloads:
+        _common(p, tmp_path, "PermissionRequest")
+        assert p["tool_name"] == "read_file" and p["reason"]
+    notes = _payloads(noted)
+    assert len(notes) == 2
+    _common(notes[0], tmp_path, "Notification")
+    assert notes[0]["notification_type"] == "permission_prompt"
+    assert "read_file" in notes[0]["message"]

@@ -39,7 +39,6 @@ KeyStatus = Consumed | NoEffect
 
 _UPSTREAM_ONLY = "upstream's interactive full-auto profile; vtcode exec is always full-auto"
 _PENDING_25 = "not implemented yet (issue 25 items 3-4)"
-_PENDING_HOOK = "hook event not run yet (docs/hooks.md)"
 
 STATUS: dict[str, KeyStatus] = {
     # [agent]
@@ -132,11 +131,11 @@ STATUS: dict[str, KeyStatus] = {
     "hooks.lifecycle.pre_tool_use": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.post_tool_use": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.post_tool_use_failure": Consumed("vtcode.hooks.config"),
-    "hooks.lifecycle.permission_request": NoEffect(_PENDING_HOOK),
+    "hooks.lifecycle.permission_request": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.pre_compact": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.post_compact": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.stop": Consumed("vtcode.hooks.config"),
-    "hooks.lifecycle.notification": NoEffect(_PENDING_HOOK),
+    "hooks.lifecycle.notification": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.subagent_start": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.subagent_stop": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.quiet_success_output": NoEffect(

@@ -43,6 +43,8 @@ EVENTS: dict[str, str] = {
     "post_compact": "PostCompact",
     "stop": "Stop",
     "subagent_start": "SubagentStart",
+    "permission_request": "PermissionRequest",
+    "notification": "Notification",
     "subagent_stop": "SubagentStop",
 }
 

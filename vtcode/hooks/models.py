@@ -153,6 +153,34 @@ class SubagentStopPayload:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRequestPayload:
+    """`permission_request`: an `ask` rule matched a call and nobody can approve (headless);
+    `{"decision":"allow"}` runs it, `{"decision":"deny"}` (or nothing) leaves it denied."""
+
+    TYPE: ClassVar[str] = "PermissionRequest"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    tool_name: str
+    tool_input: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotificationPayload:
+    """`notification`: vtcode needs the user (today: a permission only a person could give)."""
+
+    TYPE: ClassVar[str] = "Notification"
+    TAG_KEY: ClassVar[str] = "hook_event_name"
+    session_id: str
+    cwd: str
+    transcript_path: str | None = field(default=None, metadata={"nullable": True})
+    message: str
+    notification_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StopPayload:
     """`stop`: the agent is about to finish the thread."""
 
@@ -178,6 +206,8 @@ HOOK_PAYLOAD = TaggedUnion(
         UserPromptSubmitPayload,
         SubagentStartPayload,
         SubagentStopPayload,
+        PermissionRequestPayload,
+        NotificationPayload,
         StopPayload,
     ],
 )

@@ -62,7 +62,7 @@ def hook_env(
 
 
 # The events whose exit code 2 is an answer (deny, block), not a failure (as in Claude Code).
-EXIT_2_DECIDES = ("pre_tool_use", "stop", "user_prompt_submit")
+EXIT_2_DECIDES = ("pre_tool_use", "stop", "user_prompt_submit", "permission_request")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -86,6 +86,11 @@ class ToolHooks(Protocol):
         """After the call: `response` has output, status and exit_code."""
         ...
 
+    def permission_request(self, name: str, arguments: Any, reason: str) -> bool | None:
+        """An `ask` rule matched and nobody can approve (headless): True allows the call,
+        False denies it, None leaves it denied as headless runs do."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class PromptVerdict:

@@ -18,7 +18,7 @@ from vtcode.loop.parts import ToolExecutor, ToolHooks, ToolRunOutcome
 from vtcode.mcp.names import is_mcp_name
 from vtcode.messages import ToolCall, ToolSpec
 from vtcode.tools.base import ToolContext, ToolError
-from vtcode.tools.permissions import PermissionVerdict
+from vtcode.tools.permissions import PERMISSION_REJECTED, Decision, PermissionVerdict
 from vtcode.tools.registry import InvalidToolArguments, ToolRegistry, UnknownToolError
 
 PermissionCheck = Callable[[str, Any], PermissionVerdict]
@@ -103,6 +103,11 @@ class RegistryToolExecutor(ToolExecutor):
         if self.permission is not None and call.name not in self._harness_tools:
             # a harness tool only writes the run's own state (the plan), never the workspace
             verdict = self.permission(call.name, arguments if isinstance(arguments, dict) else {})
+            if verdict.outcome == PERMISSION_REJECTED:  # an `ask` nobody can answer: the hooks
+                answers = [h.permission_request(call.name, arguments, verdict.reason)
+                           for h in self.tool_hooks]  # fmt: skip
+                if True in answers and False not in answers:
+                    verdict = PermissionVerdict(Decision.ALLOW, verdict.rule, "permission_request")
             if not verdict.allowed:
                 return _refused(
                     f"permission denied for {call.name}: {verdict.reason}",

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from vtcode.hooks.models import (
     HookDecision,
+    NotificationPayload,
+    PermissionRequestPayload,
     PostToolUseFailurePayload,
     PostToolUsePayload,
     PreToolUsePayload,
@@ -79,7 +81,7 @@ class LifecycleHooksPart(LoopHooks):
         return PromptVerdict(context=tuple(context))
 
     def tool_hooks(self) -> Sequence[ToolHooks]:
-        events = ("pre_tool_use", "post_tool_use", "post_tool_use_failure")
+        events = ("pre_tool_use", "post_tool_use", "post_tool_use_failure", "permission_request")
         return (self,) if any(self.hooks.has(e) for e in events) else ()
 
     def pre_tool(self, name: str, arguments: Any) -> str | None:
@@ -102,6 +104,30 @@ class LifecycleHooksPart(LoopHooks):
                 error=str(response.get("output") or "")[:4000],
             )
             self.hooks.run("post_tool_use_failure", failure, name)
+
+    def permission_request(self, name: str, arguments: Any, reason: str) -> bool | None:
+        """A `notification` (permission_prompt), then the `permission_request` hooks: a deny
+        (exit 2 or `{"decision":"deny"}`) wins over an allow; an allow needs an answer. Only
+        an `ask` reaches here: a `deny` rule or the full-auto allow-list is never overridden."""
+        if self.hooks.has("notification"):
+            note = NotificationPayload(
+                **self.hooks.common(),
+                message=f"vtcode needs your permission to use {name}",
+                notification_type="permission_prompt",
+            )
+            self.hooks.run("notification", note, "permission_prompt")
+        if not self.hooks.has("permission_request"):
+            return None
+        payload = PermissionRequestPayload(
+            **self.hooks.common(), tool_name=name, tool_input=arguments, reason=reason
+        )
+        answers = self.hooks.run("permission_request", payload, name)
+        if any(r.denied for r in answers):
+            return False
+        allow = (HookDecision.ALLOW, HookDecision.APPROVE)
+        if any(r.ok and r.output is not None and r.output.decision in allow for r in answers):
+            return True
+        return None
 
     def stop_blocked(self) -> str | None:
         """Run the `stop` hooks before a run ends with an answer; a `{"decision":"block"}` (or
