@@ -32,7 +32,9 @@ def test_github_annotations_locate_each_problem_and_stay_inert(
     tmp_path: Path, run_vtcode: RunVtcode
 ) -> None:
     _write(tmp_path, "odd,name:1%.jsonl", BAD_ENUM)
-    rc, out, err = run_vtcode(["validate", "--output-format", "github", "odd,name:1%.jsonl"])
+    rc, out, err = run_vtcode(
+        ["validate", "--profile", "vtcode", "--output-format", "github", "odd,name:1%.jsonl"]
+    )
     assert rc == 1, err
     lines = out.splitlines()
     assert lines and all(re.match(r"^::(error|warning) file=", line) for line in lines)
@@ -50,7 +52,9 @@ def test_gitlab_code_quality_is_a_json_array_with_stable_fingerprints(
     tmp_path: Path, run_vtcode: RunVtcode
 ) -> None:
     _write(tmp_path, "bad.jsonl", BAD_ENUM)
-    rc, out, err = run_vtcode(["validate", "--output-format", "gitlab", "bad.jsonl"])
+    rc, out, err = run_vtcode(
+        ["validate", "--profile", "vtcode", "--output-format", "gitlab", "bad.jsonl"]
+    )
     assert rc == 1, err
     issues = json.loads(out)
     assert isinstance(issues, list) and issues
@@ -61,23 +65,40 @@ def test_gitlab_code_quality_is_a_json_array_with_stable_fingerprints(
         assert issue["location"]["lines"]["begin"] >= 1
         assert "\x1b" not in issue["description"]
     assert len({i["fingerprint"] for i in issues}) == len(issues)
-    rc2, out2, _ = run_vtcode(["validate", "--output-format", "gitlab", "bad.jsonl"])
+    rc2, out2, _ = run_vtcode(
+        ["validate", "--profile", "vtcode", "--output-format", "gitlab", "bad.jsonl"]
+    )
     assert rc2 == 1 and json.loads(out2) == issues  # the same findings, the same fingerprints
 
 
 def test_a_valid_log_gives_no_annotations_and_exit_0(tmp_path: Path, run_vtcode: RunVtcode) -> None:
     _write(tmp_path, "ok.jsonl", GOOD)
-    rc, out, err = run_vtcode(["validate", "--partial", "--output-format", "github", "ok.jsonl"])
+    rc, out, err = run_vtcode(
+        ["validate", "--profile", "vtcode", "--partial", "--output-format", "github", "ok.jsonl"]
+    )
     assert (rc, out) == (0, ""), err
-    rc, out, err = run_vtcode(["validate", "--partial", "--output-format", "gitlab", "ok.jsonl"])
+    rc, out, err = run_vtcode(
+        ["validate", "--profile", "vtcode", "--partial", "--output-format", "gitlab", "ok.jsonl"]
+    )
     assert rc == 0 and json.loads(out) == [], err
 
 
 def test_json_and_a_different_output_format_disagree(tmp_path: Path, run_vtcode: RunVtcode) -> None:
     _write(tmp_path, "ok.jsonl", GOOD)
-    rc, _, err = run_vtcode(["validate", "--json", "--output-format", "github", "ok.jsonl"])
+    rc, _, err = run_vtcode(
+        ["validate", "--profile", "vtcode", "--json", "--output-format", "github", "ok.jsonl"]
+    )
     assert rc == 2 and "disagree" in err and "Traceback" not in err
     rc, out, _ = run_vtcode(
-        ["validate", "--partial", "--json", "--output-format", "json", "ok.jsonl"]
+        [
+            "validate",
+            "--profile",
+            "vtcode",
+            "--partial",
+            "--json",
+            "--output-format",
+            "json",
+            "ok.jsonl",
+        ]
     )
     assert rc == 0 and json.loads(out)["valid"] is True

@@ -27,6 +27,7 @@ from vtcode.validate import (
     build_report,
     validate_path,
 )
+from vtcode.validate.report import Profile
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = REPO / "fixtures" / "logs"
@@ -79,7 +80,7 @@ def options_from_flags(flags: tuple[str, ...]) -> ValidateOptions:
             kw["format"] = FormatOption(args.pop(0))
         else:  # pragma: no cover - a typo in the README table
             raise AssertionError(f"unknown flag {flag!r} in invalid/README.md")
-    return ValidateOptions(**kw)  # type: ignore[arg-type]
+    return ValidateOptions(profile=Profile.VTCODE, **kw)  # type: ignore[arg-type]
 
 
 def _rel(p: Path) -> str:
@@ -116,7 +117,7 @@ def test_strict_only_logs_pass_by_default_with_warnings_at_the_same_lines(path: 
 @pytest.mark.parametrize("path", VALID, ids=lambda p: p.name)
 @pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
 def test_valid_log_has_no_problem_at_all(path: Path, strict: bool) -> None:
-    report = validate_path(path, ValidateOptions(strict=strict))
+    report = validate_path(path, ValidateOptions(profile=Profile.VTCODE, strict=strict))
     assert report.status is FileStatus.VALID
     assert report.problems == []
     assert report.events == report.lines > 0
@@ -162,7 +163,7 @@ def _report_doc(path: Path, options: ValidateOptions) -> dict[str, object]:
 
 @pytest.mark.parametrize("path", VALID + INVALID, ids=lambda p: f"{p.parent.name}-{p.stem}")
 def test_report_snapshot_default_options(path: Path, snapshot_json: SnapshotAssertion) -> None:
-    assert _report_doc(path, ValidateOptions()) == snapshot_json
+    assert _report_doc(path, ValidateOptions(profile=Profile.VTCODE)) == snapshot_json
 
 
 @pytest.mark.parametrize("path", [p for p in INVALID if EXPECT[p.name].flags], ids=lambda p: p.stem)

@@ -27,6 +27,7 @@ from vtcode.validate import (
     validate_path,
     validate_stream,
 )
+from vtcode.validate.report import Profile
 
 START = b'{"type":"thread.started","thread_id":"t"}\n'
 END = (
@@ -37,9 +38,11 @@ END = (
 
 
 def run(data: bytes, **opts: object) -> FileReport:
-    report = validate_stream(io.BytesIO(data), "<test>", ValidateOptions(**opts))  # type: ignore[arg-type]
+    report = validate_stream(
+        io.BytesIO(data), "<test>", ValidateOptions(profile=Profile.VTCODE, **opts)
+    )  # type: ignore[arg-type]
     reference_validator("validate-report").validate(
-        encode(build_report([report], ValidateOptions()))
+        encode(build_report([report], ValidateOptions(profile=Profile.VTCODE)))
     )
     return report
 
@@ -183,11 +186,11 @@ def test_control_characters_from_the_log_never_reach_the_terminal_raw(
     log = tmp_path / "evil.jsonl"
     bad_type = orjson.dumps({"type": evil + "x" * 500})
     log.write_bytes(bad_type + b"\n" + START + orjson.dumps({"type": evil, "k": 1}) + b"\n")
-    rc, _, err = run_vtcode(["validate", "--strict", str(log)])  # type: ignore[operator]
+    rc, _, err = run_vtcode(["validate", "--profile", "vtcode", "--strict", str(log)])  # type: ignore[operator]
     assert rc == 1
     assert "\x1b" not in err and "\x07" not in err
     assert "Traceback" not in err
-    report = validate_path(log, ValidateOptions(strict=True))
+    report = validate_path(log, ValidateOptions(profile=Profile.VTCODE, strict=True))
     assert all(len(p.message) <= 400 for p in report.problems)
     assert all(not isinstance(p.value, str) or len(p.value) <= 160 for p in report.problems)
 
@@ -195,7 +198,7 @@ def test_control_characters_from_the_log_never_reach_the_terminal_raw(
 def test_random_binary_file_is_reported_and_capped(tmp_path: Path) -> None:
     log = tmp_path / "random.bin"
     log.write_bytes(random.Random(7).randbytes(2 * 1024 * 1024))
-    report = validate_path(log, ValidateOptions(max_problems=50))
+    report = validate_path(log, ValidateOptions(profile=Profile.VTCODE, max_problems=50))
     assert report.status is FileStatus.INVALID
     assert len(report.problems) == 50
     assert report.errors + report.warnings == 50 + report.suppressed
@@ -248,7 +251,18 @@ _LAUNCH = (
 def _child_max_rss_mb(args: list[str]) -> tuple[int, float, str]:
     """Run `vtcode validate ARGS`; return its exit code, its own peak RSS (MiB) and output."""
     proc = subprocess.run(
-        [sys.executable, "-c", _LAUNCH, sys.executable, "-m", "vtcode", "validate", *args],
+        [
+            sys.executable,
+            "-c",
+            _LAUNCH,
+            sys.executable,
+            "-m",
+            "vtcode",
+            "validate",
+            "--profile",
+            "vtcode",
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=120,

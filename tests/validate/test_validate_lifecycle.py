@@ -24,6 +24,7 @@ from vtcode.events.types import (
     Usage,
 )
 from vtcode.validate import FileReport, FileStatus, Severity, ValidateOptions, validate_stream
+from vtcode.validate.report import Profile
 
 START = ThreadStartedEvent(thread_id="t-1")
 END = ThreadCompletedEvent(
@@ -45,7 +46,7 @@ def run(events: list[ThreadEvent], *, wrapped: bool = False, **opts: object) -> 
         data = b"".join(encode_wrapped_line(e, seq=i) for i, e in enumerate(events, 1))
     else:
         data = b"".join(encode_raw_line(e) for e in events)
-    return validate_stream(io.BytesIO(data), "t", ValidateOptions(**opts))  # type: ignore[arg-type]
+    return validate_stream(io.BytesIO(data), "t", ValidateOptions(profile=Profile.VTCODE, **opts))  # type: ignore[arg-type]
 
 
 def problems(report: FileReport) -> list[tuple[int, str, str]]:
@@ -150,8 +151,10 @@ def test_seq_may_be_absent_on_some_lines_but_never_skip() -> None:
 def test_warnings_never_make_a_log_invalid_but_strict_errors_do() -> None:
     unknown = b'{"type":"thread.goal_updated","goal":"g"}\n'
     data = encode_raw_line(START) + unknown + encode_raw_line(END)
-    default = validate_stream(io.BytesIO(data), "t")
-    strict = validate_stream(io.BytesIO(data), "t", ValidateOptions(strict=True))
+    default = validate_stream(io.BytesIO(data), "t", ValidateOptions(profile=Profile.VTCODE))
+    strict = validate_stream(
+        io.BytesIO(data), "t", ValidateOptions(profile=Profile.VTCODE, strict=True)
+    )
     assert (default.status, default.problems[0].severity) == (FileStatus.VALID, Severity.WARNING)
     assert (strict.status, strict.problems[0].severity) == (FileStatus.INVALID, Severity.ERROR)
     assert default.event_types == {"thread.completed": 1, "thread.started": 1, "unknown": 1}

@@ -24,6 +24,7 @@ from vtcode.validate import (
     build_report,
     validate_stream,
 )
+from vtcode.validate.report import Profile
 
 RunVtcode = Callable[..., tuple[int, str, str]]
 TID = "3b7e2c1a-9f4d-4e8a-b1c2-7d5e9a0f6b13"
@@ -37,7 +38,7 @@ MODES = pytest.mark.parametrize("strict", [False, True], ids=["default", "strict
 
 
 def run(data: bytes, *, strict: bool = False, lifecycle: bool = True) -> FileReport:
-    options = ValidateOptions(strict=strict, lifecycle=lifecycle)
+    options = ValidateOptions(profile=Profile.VTCODE, strict=strict, lifecycle=lifecycle)
     report = validate_stream(io.BytesIO(data), "<test>", options)
     reference_validator("validate-report").validate(encode(build_report([report], options)))
     return report
@@ -245,7 +246,9 @@ def test_cli_exit_codes_and_json_problem_codes(
         b'"cache_creation_tokens":0,"output_tokens":0}}\n' + END
     )
     for flags in ([], ["--strict"]):
-        rc, out, err = run_vtcode(["validate", *flags, "parity.jsonl"], cwd=tmp_path)
+        rc, out, err = run_vtcode(
+            ["validate", "--profile", "vtcode", *flags, "parity.jsonl"], cwd=tmp_path
+        )
         assert rc == 1, err
         assert "Traceback" not in err
         lines = err.splitlines()
@@ -262,7 +265,9 @@ def test_cli_exit_codes_and_json_problem_codes(
         ]
         severity = "error" if flags else "warning"
         assert lines[3].startswith(f"parity.jsonl:5: {severity} [out-of-range] ")
-    rc, out, _ = run_vtcode(["validate", "--json", "parity.jsonl"], cwd=tmp_path)
+    rc, out, _ = run_vtcode(
+        ["validate", "--profile", "vtcode", "--json", "parity.jsonl"], cwd=tmp_path
+    )
     assert rc == 1
     doc = orjson.loads(out)
     reference_validator("validate-report").validate(doc)

@@ -37,16 +37,17 @@ import vtcode.validate.split as split_module
 from vtcode.lineshape import LineShape
 from vtcode.validate import FormatOption, ValidateOptions, validate_path
 from vtcode.validate.engine import finish_report, start_state
+from vtcode.validate.report import Profile
 from vtcode.validate.screen import screen_for
 from vtcode.validate.split import can_split, validate_split
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = sorted((REPO / "fixtures" / "logs").glob("*/*.jsonl"))
 MODES = [
-    ValidateOptions(format=FormatOption.AUTO),
-    ValidateOptions(format=FormatOption.AUTO, strict=True),
-    ValidateOptions(format=FormatOption.AUTO, partial=True),
-    ValidateOptions(format=FormatOption.AUTO, lifecycle=False),
+    ValidateOptions(profile=Profile.VTCODE, format=FormatOption.AUTO),
+    ValidateOptions(profile=Profile.VTCODE, format=FormatOption.AUTO, strict=True),
+    ValidateOptions(profile=Profile.VTCODE, format=FormatOption.AUTO, partial=True),
+    ValidateOptions(profile=Profile.VTCODE, format=FormatOption.AUTO, lifecycle=False),
 ]
 needs_split = pytest.mark.skipif(not can_split(), reason="needs fork and two CPUs")
 
@@ -210,7 +211,9 @@ def test_cli_a_400_digit_tool_argument_is_the_error_it_is_on_the_exact_path(
     slow.write_bytes(START + line.replace(b'{"n":', b'{"f":1.5,"n":') + b"\n" + END)
     codes = []
     for log in (fast, slow):
-        out = vtcode(["validate", "--json", "--jobs", "1", str(log)], tmp_path)
+        out = vtcode(
+            ["validate", "--profile", "vtcode", "--json", "--jobs", "1", str(log)], tmp_path
+        )
         codes.append([p["code"] for p in orjson.loads(out.stdout)["files"][0]["problems"]])
     assert codes[1] == ["non-finite-number"]
     assert codes[0] == codes[1]
@@ -226,7 +229,7 @@ def test_cli_reports_a_ts_with_a_trailing_newline_or_foreign_digits(tmp_path: Pa
         + ',"seq":2,"ts":"\u0662\u0660\u0662\u0666-08-23T05:11:10Z"}'.encode(),
     ]
     log.write_bytes(b"\n".join(lines) + b"\n")
-    out = vtcode(["validate", "--json", "--jobs", "1", str(log)], tmp_path)
+    out = vtcode(["validate", "--profile", "vtcode", "--json", "--jobs", "1", str(log)], tmp_path)
     report = orjson.loads(out.stdout)
     assert out.returncode == 1, report
     assert [p["line"] for p in report["files"][0]["problems"]] == [1, 2]
@@ -244,7 +247,7 @@ def test_a_seq_gap_on_an_unterminated_last_line_keeps_its_place_after_a_split(
     )
     log = tmp_path / "gap.wrapped.jsonl"
     log.write_bytes(first + b'{"schema_version":"0.11.0","event":{"type":"turn.started"},"seq":3}')
-    opts = ValidateOptions(partial=True)
+    opts = ValidateOptions(profile=Profile.VTCODE, partial=True)
     assert _split_report(log, opts, len(first)) == _report(log, opts)
 
 
@@ -255,7 +258,7 @@ def test_cli_seq_gap_on_an_unterminated_last_line(tmp_path: Path) -> None:
     )
     log = tmp_path / "gap.wrapped.jsonl"
     log.write_bytes(first + b'{"schema_version":"0.11.0","event":{"type":"turn.started"},"seq":3}')
-    args = ["validate", "--json", "--partial", str(log)]
+    args = ["validate", "--profile", "vtcode", "--json", "--partial", str(log)]
     one = vtcode([*args, "--jobs", "1"], tmp_path)
     two = vtcode([*args, "--jobs", "2"], tmp_path)
     assert one.stdout == two.stdout
@@ -364,12 +367,12 @@ def _random_log(rng: random.Random) -> bytes:
 
 
 _FUZZ_OPTIONS = [
-    ValidateOptions(),
-    ValidateOptions(strict=True, max_problems=2),
-    ValidateOptions(partial=True, format=FormatOption.AUTO),
-    ValidateOptions(lifecycle=False, max_problems=1),
-    ValidateOptions(max_problems=1),
-    ValidateOptions(format=FormatOption.AUTO, max_line_bytes=120),
+    ValidateOptions(profile=Profile.VTCODE),
+    ValidateOptions(profile=Profile.VTCODE, strict=True, max_problems=2),
+    ValidateOptions(profile=Profile.VTCODE, partial=True, format=FormatOption.AUTO),
+    ValidateOptions(profile=Profile.VTCODE, lifecycle=False, max_problems=1),
+    ValidateOptions(profile=Profile.VTCODE, max_problems=1),
+    ValidateOptions(profile=Profile.VTCODE, format=FormatOption.AUTO, max_line_bytes=120),
 ]
 
 
@@ -418,8 +421,10 @@ def test_degenerate_files_split_anywhere(tmp_path: Path, data: bytes) -> None:
     log = tmp_path / "log.jsonl"
     log.write_bytes(data)
     for opts in (
-        ValidateOptions(format=FormatOption.AUTO),
-        ValidateOptions(format=FormatOption.AUTO, max_line_bytes=200, max_problems=1),
+        ValidateOptions(profile=Profile.VTCODE, format=FormatOption.AUTO),
+        ValidateOptions(
+            profile=Profile.VTCODE, format=FormatOption.AUTO, max_line_bytes=200, max_problems=1
+        ),
     ):
         expected = _report(log, opts)
         for at in _line_starts(data):
@@ -439,9 +444,9 @@ def test_a_valid_one_turn_log_is_joined_at_the_automatic_split_point(tmp_path: P
     log.write_bytes(
         START + TURN.split(b"\n")[0] + b"\n" + items + TURN.split(b"\n")[1] + b"\n" + END
     )
-    assert _report(log, ValidateOptions())["status"].value == "valid"
+    assert _report(log, ValidateOptions(profile=Profile.VTCODE))["status"].value == "valid"
     with log.open("rb") as f:  # no turn boundary to split at: no second process is wasted
-        assert validate_split(f, start_state(ValidateOptions())) is None
+        assert validate_split(f, start_state(ValidateOptions(profile=Profile.VTCODE))) is None
 
 
 @needs_split
@@ -468,6 +473,6 @@ def test_a_file_cut_back_during_a_split_gives_a_consistent_report(
 
     monkeypatch.setattr(split_module, "scan", scan_then_mark)
     monkeypatch.setattr(split_module, "_count_lines", cut_then_count)
-    report = validate_path(log, ValidateOptions(), jobs=2)
+    report = validate_path(log, ValidateOptions(profile=Profile.VTCODE), jobs=2)
     assert report.events <= report.lines
     assert all(p.line <= report.lines for p in report.problems)

@@ -70,6 +70,8 @@ def _spawn_split(path: Path) -> tuple[subprocess.Popen[bytes], int]:
             "-m",
             "vtcode",
             "validate",
+            "--profile",
+            "vtcode",
             "--jobs",
             "2",
             "--max-problems",
@@ -174,7 +176,7 @@ _SWAP = """
 import os, sys
 from pathlib import Path
 import vtcode.validate.split as split
-from vtcode.validate import ValidateOptions, validate_path
+from vtcode.validate import Profile, ValidateOptions, validate_path
 
 log, other = Path(sys.argv[1]), Path(sys.argv[2])
 fork = split._fork_second_half
@@ -184,7 +186,7 @@ def swap_then_fork(*args):  # another file takes the path between open and fork
     return fork(*args)
 
 split._fork_second_half = swap_then_fork
-report = validate_path(log, ValidateOptions(), jobs=2)
+report = validate_path(log, ValidateOptions(profile=Profile.VTCODE), jobs=2)
 print(report.status.value, report.lines)
 """
 
@@ -259,7 +261,17 @@ def test_an_endless_stdin_keeps_memory_flat_and_stops_on_ctrl_c(
         stdout=subprocess.PIPE,
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vtcode", "validate", "--max-line-bytes", "1048576", "-"],
+        [
+            sys.executable,
+            "-m",
+            "vtcode",
+            "validate",
+            "--profile",
+            "vtcode",
+            "--max-line-bytes",
+            "1048576",
+            "-",
+        ],
         stdin=writer.stdout,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -294,7 +306,10 @@ def test_jobs_2_on_a_fifo_a_directory_and_a_missing_file(tmp_path: Path) -> None
 
     t = threading.Thread(target=write)
     t.start()
-    out = vtcode(["validate", "--json", "--jobs", "2", str(fifo), "dir", "missing"], tmp_path)
+    out = vtcode(
+        ["validate", "--profile", "vtcode", "--json", "--jobs", "2", str(fifo), "dir", "missing"],
+        tmp_path,
+    )
     t.join(timeout=30)
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
@@ -331,7 +346,10 @@ def test_jobs_2_on_a_log_that_grows_while_it_is_validated(tmp_path: Path) -> Non
     t = threading.Thread(target=append)
     t.start()
     try:
-        out = vtcode(["validate", "--json", "--partial", "--jobs", "2", str(log)], tmp_path)
+        out = vtcode(
+            ["validate", "--profile", "vtcode", "--json", "--partial", "--jobs", "2", str(log)],
+            tmp_path,
+        )
     finally:
         stop.set()
         t.join(timeout=30)

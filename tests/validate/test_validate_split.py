@@ -21,14 +21,15 @@ from exec_support import vtcode
 from vtcode.validate import FormatOption, ValidateOptions, validate_path
 from vtcode.validate.engine import finish_report, start_state
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
+from vtcode.validate.report import Profile
 from vtcode.validate.split import can_split, validate_split
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = sorted((REPO / "fixtures" / "logs").glob("*/*.jsonl"))
 OPTION_SETS = [
-    ValidateOptions(),
-    ValidateOptions(strict=True, max_problems=3),
-    ValidateOptions(partial=True, format=FormatOption.AUTO),
+    ValidateOptions(profile=Profile.VTCODE),
+    ValidateOptions(profile=Profile.VTCODE, strict=True, max_problems=3),
+    ValidateOptions(profile=Profile.VTCODE, partial=True, format=FormatOption.AUTO),
 ]
 
 pytestmark = pytest.mark.skipif(not can_split(), reason="needs fork and two CPUs")
@@ -122,9 +123,9 @@ def test_cli_two_processes_print_the_same_report(tmp_path: Path) -> None:
         b'{"schema_version":"0.11.0","event":{"type":"item.updated","item":{"id":"x","type":"reasoning","text":""}}}\n'
     )
     log.write_bytes(b"".join(lines))
-    one = vtcode(["validate", "--json", "--jobs", "1", str(log)], tmp_path)
-    two = vtcode(["validate", "--json", "--jobs", "2", str(log)], tmp_path)
-    auto = vtcode(["validate", "--json", str(log)], tmp_path)
+    one = vtcode(["validate", "--profile", "vtcode", "--json", "--jobs", "1", str(log)], tmp_path)
+    two = vtcode(["validate", "--profile", "vtcode", "--json", "--jobs", "2", str(log)], tmp_path)
+    auto = vtcode(["validate", "--profile", "vtcode", "--json", str(log)], tmp_path)
     assert one.returncode == two.returncode == auto.returncode == 1
     assert one.stdout == two.stdout == auto.stdout
     report = orjson.loads(one.stdout)

@@ -669,3 +669,42 @@ def test_cli_profile_upstream_gives_the_table_verdict_on_every_line(
     assert rc == 1
     messages = [p["message"] for f in orjson.loads(out)["files"] for p in f["problems"]]
     assert messages and not [m for m in messages if "None" in m or "True" in m]
+
+
+def test_default_profile_keeps_vtcodes_rules_only_on_logs_with_vtcodes_envelope() -> None:
+    """`auto`: a raw log or upstream's bare envelope gets upstream's verdict line by line; a log
+    whose lines carry vtcode's `seq`/`ts` keeps the envelope and lifecycle rules."""
+    import io
+
+    from vtcode.validate import FileStatus, Profile, ValidateOptions, validate_stream
+
+    # no thread.started, an orphan tool_output, a null optional, an unknown event type
+    raw = (
+        item("tool_output", exit_code=None) + "\n" + '{"type":"turn.paused"}\n'
+        '{"type":"turn.completed","usage":' + dump(USAGE) + "}\n"
+    ).encode()
+    default = validate_stream(io.BytesIO(raw), "raw")
+    assert (default.status, default.errors, default.warnings) == (FileStatus.VALID, 0, 0)
+    vtcode = validate_stream(io.BytesIO(raw), "raw", ValidateOptions(profile=Profile.VTCODE))
+    assert vtcode.status is FileStatus.INVALID
+    assert {p.rule.value for p in vtcode.problems} >= {"lifecycle", "strict"}
+    bad = raw + b'{"type":"turn.completed"}\n'
+    upstream = validate_stream(io.BytesIO(bad), "raw")
+    assert [(p.line, p.code.value, p.rule.value) for p in upstream.problems] == [
+        (4, "upstream-rejects", "shape")
+    ]
+
+    def wrapped(envelope: str) -> bytes:
+        lines = raw.decode().splitlines()
+        return "".join(
+            '{"schema_version":"0.11.0",' + envelope.format(n=n) + '"event":' + ln + "}\n"
+            for n, ln in enumerate(lines, 1)
+        ).encode()
+
+    bare = validate_stream(io.BytesIO(wrapped("")), "bare")
+    assert (bare.status, bare.errors) == (FileStatus.VALID, 0)
+    ours = validate_stream(io.BytesIO(wrapped('"seq":{n},')), "ours")
+    assert ours.status is FileStatus.INVALID
+    assert "lifecycle" in {p.rule.value for p in ours.problems}
+    strict = validate_stream(io.BytesIO(raw), "raw", ValidateOptions(strict=True))
+    assert strict.status is FileStatus.INVALID  # --strict asks for vtcode's rules by name

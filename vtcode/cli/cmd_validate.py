@@ -151,12 +151,13 @@ def _render_human(report: Any, color: bool, *, strict: bool) -> None:
 )
 @click.option(
     "--profile",
-    type=click.Choice(["vtcode", "upstream"]),
-    default="vtcode",
+    type=click.Choice(["auto", "vtcode", "upstream"]),
+    default="auto",
     show_default=True,
-    help="vtcode: every rule group (shape, envelope, lifecycle, strict). upstream: exactly what "
+    help="vtcode: every rule group (shape, strict, envelope, lifecycle). upstream: exactly what "
     "upstream's reader (vtcode-exec-events' serde types) accepts, line by line, and nothing "
-    "else (docs/validate.md).",
+    "else. auto: vtcode for a log that carries vtcode's envelope (seq/ts), upstream for any "
+    "other log (docs/validate.md).",
 )
 @click.option("--no-lifecycle", is_flag=True, help="Check each line alone, not the sequence.")
 @click.option(

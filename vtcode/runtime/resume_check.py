@@ -17,7 +17,7 @@ from vtcode.errors import UsageError
 from vtcode.ownfile import open_own
 from vtcode.store.layout import EVENTS, session_dir
 from vtcode.validate.engine import validate_path
-from vtcode.validate.report import FileStatus, Severity, ValidateOptions
+from vtcode.validate.report import FileStatus, Profile, Severity, ValidateOptions
 
 __all__ = ["refuse_invalid_log"]
 
@@ -28,7 +28,8 @@ def refuse_invalid_log(workspace: Path, session_id: str) -> None:
     # vtcode's own file: a FIFO, socket, folder or symlink planted there is refused at once
     # (OwnFileRefused, exit 2 with the path); `validate` would wait on a FIFO as on a pipe.
     os.close(open_own(path))
-    report = validate_path(path, ValidateOptions(partial=True), jobs=1)
+    # vtcode wrote it: every rule group applies, whatever its first line looks like
+    report = validate_path(path, ValidateOptions(partial=True, profile=Profile.VTCODE), jobs=1)
     if report.status is FileStatus.VALID:
         return
     errors = [p for p in report.problems if p.severity is Severity.ERROR]

@@ -47,8 +47,10 @@ class FormatOption(StrEnum):
 
 class Profile(StrEnum):
     """Which rules decide: vtcode's (shape, envelope, lifecycle, stricter checks) or upstream's
-    reader alone (each line as `vtcode-exec-events`' serde types read it, nothing else)."""
+    reader alone (each line as `vtcode-exec-events`' serde types read it, nothing else); `auto`
+    picks vtcode's for a log that carries vtcode's envelope (`seq`/`ts`), upstream's for others."""
 
+    AUTO = "auto"
     VTCODE = "vtcode"
     UPSTREAM = "upstream"
 
@@ -143,8 +145,12 @@ class ValidateOptions:
 
     format: FormatOption = FormatOption.AUTO
     profile: Annotated[
-        Profile, Doc("vtcode: every rule group; upstream: upstream's reader verdict per line only")
-    ] = Profile.VTCODE
+        Profile,
+        Doc(
+            "vtcode: every rule group; upstream: upstream's reader verdict per line only; "
+            "auto: vtcode for a log with vtcode's envelope (seq/ts), upstream for others"
+        ),
+    ] = Profile.AUTO
     strict: Annotated[
         bool, Doc("also flag what only upstream readers tolerate (unknown types/enums, extras)")
     ] = False

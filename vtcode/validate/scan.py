@@ -24,6 +24,7 @@ from msgspec import UNSET
 from vtcode.lineshape import LineShape
 from vtcode.validate.lifecycle import Lifecycle
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
+from vtcode.validate.profile import ReplayReader, resolve_in_stream
 from vtcode.validate.report import (
     Problem,
     ProblemCode,
@@ -246,10 +247,17 @@ def _label_strict(state: ScanState, data: bytes, first: int) -> None:
             items[i] = dataclasses.replace(items[i], rule=RuleGroup.STRICT)
 
 
-def scan(state: ScanState, reader: LineReader, progress: Progress | None = None) -> None:
+def scan(
+    state: ScanState, reader: LineReader | ReplayReader, progress: Progress | None = None
+) -> None:
     """Validate every line `reader` yields, updating `state` (also when a read fails)."""
     from vtcode.validate.schemacheck import detect_shape, json_type  # no heavy import
 
+    if state.opts.profile is Profile.AUTO:
+        assert isinstance(reader, LineReader)
+        state.opts, reader = resolve_in_stream(state.opts, reader)
+        if state.opts.profile is Profile.UPSTREAM:
+            state.life = None
     opts = state.opts
     if opts.profile is Profile.UPSTREAM:
         from vtcode.validate.upstream_scan import scan_upstream

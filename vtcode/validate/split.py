@@ -33,7 +33,8 @@ import orjson
 from vtcode.lineshape import LineShape
 from vtcode.validate.lifecycle import Boundary, SpeculativeLifecycle
 from vtcode.validate.lines import LineReader
-from vtcode.validate.report import FormatOption, ValidateOptions
+from vtcode.validate.profile import first_object, resolve_profile
+from vtcode.validate.report import FormatOption, Profile, ValidateOptions
 from vtcode.validate.scan import Problems, ScanState, new_lifecycle, scan, seq_gap
 
 __all__ = ["SPLIT_MIN_BYTES", "can_split", "validate_split"]
@@ -293,12 +294,21 @@ def validate_split(
     with `state` as far as it got. `at` forces the split at that byte offset (a line start;
     for the tests).
     """
-    opts = state.opts
     fd = f.fileno()
     size = os.fstat(fd).st_size
-    probe = _shape_of(os.pread(fd, _WINDOW, 0), opts)
+    head = os.pread(fd, _WINDOW, 0)
+    probe = _shape_of(head, state.opts)
     if probe is None:
         return None
+    if state.opts.profile is Profile.AUTO:
+        lines = head.split(b"\n")[:-1][:_PROBE_LINES]
+        found = first_object([x for x in lines if len(x) <= state.opts.max_line_bytes])
+        if found is None:
+            return None  # one pass decides
+        state.opts = resolve_profile(state.opts, found)
+        if state.opts.profile is Profile.UPSTREAM:
+            state.life = None
+    opts = state.opts
     shape, probe_end = probe
     offset = at if at is not None else _split_point(fd, size, shape)
     if offset is None or not 0 < offset < size or offset < probe_end:

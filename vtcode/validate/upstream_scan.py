@@ -15,6 +15,7 @@ import orjson
 
 from vtcode.lineshape import LineShape
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
+from vtcode.validate.profile import ReplayReader
 from vtcode.validate.report import ProblemCode, RuleGroup, Severity
 from vtcode.validate.scan import ScanState
 from vtcode.validate.screen import screen_for
@@ -34,7 +35,9 @@ def _event_type(obj: object, wrapped: bool) -> str | None:
 
 
 def scan_upstream(
-    state: ScanState, reader: LineReader, progress: Callable[[int], None] | None = None
+    state: ScanState,
+    reader: LineReader | ReplayReader,
+    progress: Callable[[int], None] | None = None,
 ) -> None:
     """Validate every line `reader` yields with upstream's reader verdict only."""
     from vtcode.validate.schemacheck import detect_shape
