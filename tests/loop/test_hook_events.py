@@ -12,10 +12,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from syrupy.assertion import SnapshotAssertion
+
 from tests.conftest import SSEServer
-from tests.exec_support import SESSION, vtcode
+from tests.exec_support import SESSION, normalise, vtcode
 from tests.loop.harness_support import configure, run_exec, text_sse, tool_calls_sse
 from vtcode.runtime.lifecycle_part import MAX_STOP_BLOCKS
+from vtcode.schemas import fast_validator
 
 HOOK = """
 import json, sys
@@ -53,12 +56,24 @@ def _common(payload: dict[str, Any], tmp_path: Path, event: str) -> None:
     assert payload["transcript_path"].startswith(str(tmp_path / ".vtcode"))
 
 
+def _logged(tmp_path: Path) -> list[dict[str, Any]]:
+    """The session log's events, each envelope valid against the versioned event schema."""
+    validator = fast_validator("versioned-thread-event")
+    lines = (tmp_path / ".vtcode" / "sessions" / SESSION / "events.jsonl").read_text()
+    out = []
+    for line in lines.splitlines():
+        envelope = json.loads(line)
+        assert validator.is_valid(envelope), line
+        out.append(normalise(envelope["event"], tmp_path))
+    return out
+
+
 def _user_messages(server: SSEServer, n: int) -> list[str]:
     return [m["content"] for m in server.requests[n].json()["messages"] if m["role"] == "user"]
 
 
 def test_a_stop_hook_that_blocks_once_continues_the_run(
-    tmp_path: Path, sse_server: SSEServer
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
 ) -> None:
     configure(tmp_path, sse_server)
     log = _hook(tmp_path, "stop", [{"decision": "block", "reason": "also list the files"}, None])
@@ -72,6 +87,7 @@ def test_a_stop_hook_that_blocks_once_continues_the_run(
     for p in payloads:
         _common(p, tmp_path, "Stop")
     assert events[-1]["type"] == "thread.completed" and events[-1]["subtype"] == "success"
+    assert _logged(tmp_path) == snapshot_json
 
 
 def test_a_stop_hook_that_always_blocks_is_bounded(tmp_path: Path, sse_server: SSEServer) -> None:
@@ -135,7 +151,9 @@ def test_user_prompt_submit_adds_context(tmp_path: Path, sse_server: SSEServer) 
     assert sent.endswith('fix the bug\n\n"plain context line"\n\nticket ABC-1 is open')
 
 
-def test_user_prompt_submit_blocks_the_prompt(tmp_path: Path, sse_server: SSEServer) -> None:
+def test_user_prompt_submit_blocks_the_prompt(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
     configure(tmp_path, sse_server)
     _hook(tmp_path, "user_prompt_submit", [{"decision": "block", "reason": "no secrets here"}])
     sse_server.queue(text_sse("never"))
@@ -145,6 +163,7 @@ def test_user_prompt_submit_blocks_the_prompt(tmp_path: Path, sse_server: SSESer
     done = events[-1]
     assert done["type"] == "thread.completed" and done["subtype"] == "error_during_execution"
     assert "no secrets here" in json.dumps(events)
+    assert _logged(tmp_path) == snapshot_json
 
 
 def test_subagent_start_and_stop_see_the_child_run(tmp_path: Path, sse_server: SSEServer) -> None:
