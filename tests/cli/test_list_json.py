@@ -32,6 +32,7 @@ NAMED_ARRAYS = {
     ("notes", "list"): "notes",
     ("schema", "list"): "schemas",
     ("sessions", "list"): "sessions",
+    ("skills", "list"): "skills",
     ("worktree", "list"): "worktrees",
 }
 

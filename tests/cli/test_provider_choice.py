@@ -95,8 +95,6 @@ def test_a_script_implies_the_replay_provider(tmp_path: Path) -> None:
 
 
 def test_an_explicit_provider_wins_over_the_environment(tmp_path: Path) -> None:
-    proc = _run(
-        ["exec", "--provider", "nosuch", "hi"], tmp_path, VTCODE_PROVIDER="replay"
-    )
+    proc = _run(["exec", "--provider", "nosuch", "hi"], tmp_path, VTCODE_PROVIDER="replay")
     assert proc.returncode == 2
     assert "unknown provider 'nosuch'" in proc.stderr

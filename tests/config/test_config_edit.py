@@ -371,10 +371,10 @@ def test_rendered_effective_config_reads_back(ws: Path) -> None:
     ("before", "value", "after"),
     [
         ("agent.model = 'a'\n", "b-1", "agent.model = 'b-1'\n"),  # literal stays literal
-        ("agent.model = \"a\"\n", "b-1", "agent.model = \"b-1\"\n"),  # basic stays basic
-        ("agent.model = 'a'\n", "it's", "agent.model = \"it's\"\n"),  # a quote cannot be literal
-        ("agent.model = 'a'\n", "a\\tb\\u0007", "agent.model = \"a\\tb\\u0007\"\n"),
-        ("", "m", "[agent]\nmodel = \"m\"\n"),  # a new key is a basic string
+        ('agent.model = "a"\n', "b-1", 'agent.model = "b-1"\n'),  # basic stays basic
+        ("agent.model = 'a'\n", "it's", 'agent.model = "it\'s"\n'),  # a quote cannot be literal
+        ("agent.model = 'a'\n", "a\\tb\\u0007", 'agent.model = "a\\tb\\u0007"\n'),
+        ("", "m", '[agent]\nmodel = "m"\n'),  # a new key is a basic string
     ],
 )
 def test_set_string_quoting_is_the_same_on_every_tomlkit(

@@ -366,8 +366,14 @@ def test_retries_of_a_timed_out_stream_are_bounded(
 @pytest.mark.parametrize(
     ("setting", "shown"),
     [
-        ("agent.request_timeout_secs=-1", "agent.request_timeout_secs must be a finite number"),
-        ("agent.stream_idle_timeout_secs=-0.5", "agent.stream_idle_timeout_secs must be a finite"),
+        (
+            "agent.request_timeout_secs=-1",
+            "agent.request_timeout_secs: -1.0 is below the minimum 0",
+        ),
+        (
+            "agent.stream_idle_timeout_secs=-0.5",
+            "agent.stream_idle_timeout_secs: -0.5 is below the minimum 0",
+        ),
         ("agent.stream_idle_timeout_secs=nan", "agent.stream_idle_timeout_secs: expected a finite"),
     ],
 )

@@ -66,9 +66,7 @@ def test_a_loops_recent_steps_survive_retention(tmp_path: Path) -> None:
     # An unrelated exec with max_sessions = 1: the loop's last two steps still stay.
     _exec(tmp_path, "other", "store.retention.max_sessions=1", "store.retention.keep_loop_steps=2")
     assert set(steps[1:]) <= _sessions(tmp_path)
-    gc = vtcode(
-        [*cfg, "sessions", "gc", "--json", "--max-sessions", "1"], tmp_path
-    )
+    gc = vtcode([*cfg, "sessions", "gc", "--json", "--max-sessions", "1"], tmp_path)
     assert gc.returncode == 0, gc.stderr
     report = json.loads(gc.stdout)
     assert report["deleted_count"] == len(report["deleted"])

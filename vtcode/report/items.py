@@ -173,8 +173,6 @@ def _item_body(e: Entry) -> str:
     assert_never(d)
 
 
-
-
 def _marker(e: Entry) -> str:
     ev = e.event or {}
     if e.kind == "compaction":
