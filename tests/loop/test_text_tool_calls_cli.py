@@ -215,20 +215,24 @@ def test_announcing_again_after_the_nudge_is_not_a_success(
     assert "Stopped: nothing was done" in stderr
 
 
-def test_a_plain_reply_after_the_nudge_stands(tmp_path: Path, sse_server: SSEServer) -> None:
+def test_a_claim_after_the_nudge_with_no_tool_run_is_not_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """Told to use the tools, the model never did: its answer cannot have been checked."""
     _config(tmp_path, sse_server)
     sse_server.queue(
-        ScriptedReply.sse_bytes(chat_sse("I'll tidy up the folder:"), 23),
-        ScriptedReply.sse_bytes(chat_sse("The folder is empty, so there is nothing to tidy."), 23),
+        ScriptedReply.sse_bytes(chat_sse('{"name": "sum_to", "arguments": {"n": 10}}'), 23),
+        ScriptedReply.sse_bytes(chat_sse('{"summary": "Test passed", "json": "{}"}'), 23),
     )
-    code, events, stderr = _exec(tmp_path, "tidy up")
-    assert code == 0, stderr
+    code, events, stderr = _exec(tmp_path, "fix sum_to")
+    assert code == 1, stderr
     assert len(sse_server.requests) == 2
     done = events[-1]
-    assert (done["outcome_code"], done["result"]) == (
-        "success",
-        "The folder is empty, so there is nothing to tidy.",
+    assert (done["subtype"], done["outcome_code"]) == (
+        "error_during_execution",
+        "unfinished_no_action",
     )
+    assert done.get("result") is None
 
 
 def test_a_plain_answer_is_not_nudged(tmp_path: Path, sse_server: SSEServer) -> None:

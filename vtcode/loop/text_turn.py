@@ -13,10 +13,12 @@ Three cases, for every provider alike (issue 28):
   or a limit leaves no room, the run ends `malformed_tool_call` (error_during_execution, exit 1);
 - the run ends before any tool ran with a reply that only announces work ("Let me read the
   file:", "I'll fix it"): one nudge to use the tools (category `no_action`), unless
-  `agent.harness.continuation_policy = "off"`. A second answer that is a plain reply stands; one
-  that again only announces work, with still no tool run, ends `unfinished_no_action`
-  (error_during_execution, exit 1): small models do this and nothing was done, so it is never a
-  success.
+  `agent.harness.continuation_policy = "off"`.
+
+After either nudge, a final answer with still no tool run ends `unfinished_no_action`
+(error_during_execution, exit 1): the model was told the task needs a tool and never used one,
+so whatever it claims was not checked (qwen0.5b, told 'sum_to' is not a tool, answered
+'{"summary": "Test passed"}' and the run said success).
 
 Interactive runs only recover calls: a person reads each answer and can say what to do.
 """
@@ -101,17 +103,18 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         _nudge(self, CALL_IN_TEXT, _call_nudge(why, _tool_names(self)))
         return True
     ran_tools = any(m.role == "tool" for m in self.history)
-    if ran_tools or not _announces_action(content) or not self.limits.nudge_unfinished:
-        return False
-    if NO_ACTION in self.nudged:
+    if not ran_tools and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
+        # Told to act, it never did: whatever it now says ("Test passed"), nothing was checked.
         self.machine.responded(
             facts=self.facts(),
             ending=Outcome(
                 OutcomeKind.UNFINISHED_NO_ACTION,
-                detail="after one nudge to use the tools, the reply still only announced work",
+                detail="after a nudge to use the tools, the run ended with no tool run",
             ),
         )
         return True
+    if ran_tools or not _announces_action(content) or not self.limits.nudge_unfinished:
+        return False
     if self.limit_outcome() is not None:
         return False
     _nudge(
