@@ -97,7 +97,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=120,
     )
     (root / "bad.toml").write_text("[agent]\nmodel = 5\n")
-    (root / "bad.jsonl").write_text('{"type":"turn.started"}\n')
+    (root / "bad.jsonl").write_text('{"type":"item.completed"}\n')  # upstream refuses it
     return root
 
 

@@ -38,7 +38,7 @@ def _rows(log: str) -> list[Row]:
     script = ["--script", str(SCRIPTS / "scenario-success.toml")]
     return [
         Row("validate-", ["validate", "-"], log.encode(), 0, out="-: valid"),
-        Row("validate-invalid", ["validate", "-"], b'{"type":"turn.started"}\n', 1, err="-:1:"),
+        Row("validate-invalid", ["validate", "-"], b'{"type":"item.completed"}\n', 1, err="-:1:"),
         Row("validate-closed", ["validate", "-"], CLOSED, 2, out="no standard input"),
         Row("validate-file-closed", ["validate", "events.jsonl"], CLOSED, 0, out="valid"),
         Row("config-check-", ["config", "check", "-"], VALID_TOML, 0, out="<stdin>: valid"),
