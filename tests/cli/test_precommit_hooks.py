@@ -133,7 +133,9 @@ def test_hooks_are_declared_as_documented(hooks: dict[str, dict[str, str]]) -> N
     for hook in hooks.values():
         assert REQUIRED <= hook.keys() <= KNOWN, hook
         assert hook["language"] == "python"
-    assert hooks["vtcode-validate"]["entry"] == "vtcode validate"
+    # vtcode validate --profile vtcode --strict: the hook checks vtcode's own logs with every
+    # lifecycle rule, warnings as errors (a bare `vtcode validate` gives upstream's reader verdict)
+    assert hooks["vtcode-validate"]["entry"] == "vtcode validate --profile vtcode --strict"
     assert hooks["vtcode-validate"]["files"] == r"\.jsonl$"
     assert hooks["vtcode-config-check"]["entry"] == "vtcode config check"
     assert hooks["vtcode-config-check"]["files"] == r"(^|/)vtcode\.toml$"
