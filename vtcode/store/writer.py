@@ -226,10 +226,17 @@ class SessionWriter:
         return self._written_seq
 
     def wait_durable(self, seq: int, timeout: float | None = None) -> bool:
-        """Block until `seq` is fsynced (True), the writer fails or the timeout passes (False)."""
+        """Block until `seq` is fsynced (True), the writer fails or the timeout passes (False).
+
+        A full disk (closing-only mode) is a failure here too: from then on only the closing
+        events are written, so waiting for any other seq could only end at the timeout.
+        """
         with self._durable_cv:
             return self._durable_cv.wait_for(
-                lambda: self._durable_seq >= seq or self._io_failed or self._stopped,
+                lambda: self._durable_seq >= seq
+                or self._io_failed
+                or self._closing_only
+                or self._stopped,
                 timeout,
             ) and (self._durable_seq >= seq)
 
