@@ -14,6 +14,11 @@ answers 401 unless `Authorization: Bearer <value of NAME>` is sent, `--request-l
 each request's method, path and headers as a JSON line, and the `whoami` tool returns the
 Authorization header it was called with (a server that echoes a secret back). `--resources`
 offers the resource `notes://readme`.
+
+`--stall-calls N` adds two tools and makes the first N calls of each, `lookup` (annotated
+read-only and idempotent) and `record` (no annotations), never answer in time (they sleep 60 s);
+later calls answer at once: a transient failure for the harness's tool retries. `--call-log
+PATH` appends one line per call of either (`lookup alpha`), so a test counts the attempts.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import time
 from pathlib import Path
 
 from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--pid-file")
@@ -39,6 +45,8 @@ parser.add_argument("--http", metavar="PORT_FILE", help="serve streamable HTTP o
 parser.add_argument("--require-bearer-env", metavar="NAME")
 parser.add_argument("--request-log", metavar="PATH")
 parser.add_argument("--resources", action="store_true", help="also offer one resource")
+parser.add_argument("--stall-calls", type=int)
+parser.add_argument("--call-log")
 opts = parser.parse_args()
 
 if opts.pid_file:
@@ -85,6 +93,30 @@ def boom() -> str:
     """Always fails."""
     _count()
     raise ValueError("boom: this tool always fails")
+
+
+if opts.stall_calls is not None:
+    stalled: dict[str, int] = {}
+
+    async def _maybe_stall(tool: str, key: str) -> None:
+        if opts.call_log:
+            with open(opts.call_log, "a", encoding="utf-8") as log:
+                log.write(f"{tool} {key}\n")
+        stalled[tool] = stalled.get(tool, 0) + 1
+        if stalled[tool] <= opts.stall_calls:
+            await asyncio.sleep(60)  # the client's timeout_seconds ends the wait long before
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True))
+    async def lookup(key: str) -> str:
+        """Look a key up (read-only; may stall, see --stall-calls)."""
+        await _maybe_stall("lookup", key)
+        return f"value of {key}"
+
+    @server.tool()
+    async def record(key: str) -> str:
+        """Record a key (not declared idempotent; may stall, see --stall-calls)."""
+        await _maybe_stall("record", key)
+        return f"recorded {key}"
 
 
 @server.tool()

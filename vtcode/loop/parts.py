@@ -17,6 +17,7 @@ from vtcode.events.types import Usage
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.recorder import Recorder
+from vtcode.loop.tool_retry import ToolRetry
 from vtcode.messages import Message, ModelRequest, ToolCall
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class ToolRunOutcome:
     file_changes: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
     rejected: bool = False  # permission/hook/invalid: upstream's rejected-tool sequence
     wait_seconds: float = 0.0
+    retries: list[ToolRetry] = dataclasses.field(default_factory=list)  # transient failures
 
 
 class ToolExecutor:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vtcode.events.enums import ToolCallStatus, ToolOutcome
+from vtcode.loop import tool_retry
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.parts import ToolExecutor, ToolHooks, ToolRunOutcome
 from vtcode.mcp.names import is_mcp_name
@@ -56,6 +57,7 @@ class RegistryToolExecutor(ToolExecutor):
         self.notices = notices  # extra tool warnings to emit (the run's MCP manager)
         self.unknown_tool_hint = unknown_tool_hint
         self._harness_tools: dict[str, bool] = {}  # the harness's own tools: name -> listed
+        self.max_tool_retries = 0  # agent.harness.max_tool_retries (set by the run)
 
     def accept_unlisted(self, name: str, *, listed: bool) -> None:
         """A harness tool (`task_tracker`) runs whatever the allow-list says; `listed` puts it
@@ -122,13 +124,23 @@ class RegistryToolExecutor(ToolExecutor):
             args = self.registry.validate(call.name, arguments)
         except (InvalidToolArguments, UnknownToolError) as e:
             return _refused(str(e), ToolOutcome.ERROR)
-        try:
-            # Not `interruptible`: tools watch `ctx.cancel` and return promptly on their own,
-            # so a signal never leaves a started process unrecorded.
-            result = self.registry.get(call.name).run(args, self.ctx)
-        except ToolError as e:
+        tool = self.registry.get(call.name)
+        # Not `interruptible`: tools watch `ctx.cancel` and return promptly on their own, so a
+        # signal never leaves a started process unrecorded. A transient failure of a call that
+        # is safe to repeat is retried here, inside one pre/post hook pair (loop/tool_retry.py).
+        result, retries = tool_retry.run(
+            lambda: tool.run(args, self.ctx),
+            retries=self.max_tool_retries,
+            safe=tool_retry.retry_safe(tool),
+            cancel=self.ctx.cancel,
+        )
+        if isinstance(result, ToolError):
+            tries = f" (tried {len(retries) + 1} times)" if retries else ""
             out = ToolRunOutcome(
-                output=str(e), status=ToolCallStatus.FAILED, outcome=ToolOutcome.ERROR
+                output=f"{result}{tries}",
+                status=ToolCallStatus.FAILED,
+                outcome=ToolOutcome.ERROR,
+                retries=retries,
             )
         else:
             ok = result.success
@@ -140,6 +152,7 @@ class RegistryToolExecutor(ToolExecutor):
                 spool_path=result.spool_path,
                 file_changes=[(c.path, c.kind) for c in result.file_changes],
                 wait_seconds=result.wait_seconds,
+                retries=retries,
             )
         response = {"output": out.output, "status": out.status.value, "exit_code": out.exit_code}
         for hook in self.tool_hooks:

@@ -11,7 +11,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from vtcode.events.enums import ToolCallStatus, ToolOutcome
+from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
 from vtcode.loop.cancel import Cancelled
 from vtcode.loop.parallel import run_read_only_batches
 from vtcode.loop.parts import ToolRunOutcome
@@ -155,6 +155,21 @@ def _emit_tool_result(
     self: Runner, sc: StreamingToolCall, arguments: Any, r: ToolRunOutcome
 ) -> None:
     rec = self.recorder
+    name = sc.name
+    for retry in r.retries:  # upstream's harness items, before the call's own result
+        rec.harness(
+            HarnessEventKind.TOOL_RETRY_ATTEMPTED,
+            message=f"{name}: {retry.error}; retry {retry.attempt} after {retry.delay_ms}ms",
+            attempt=retry.attempt,
+            error_category=retry.category,
+        )
+    if r.retries and r.outcome is ToolOutcome.SUCCESS:
+        rec.harness(
+            HarnessEventKind.ERROR_RECOVERED,
+            message=f"{name} recovered after {len(r.retries)} retries",
+            attempt=len(r.retries),
+            error_category=r.retries[-1].category,
+        )
     sc.complete(arguments, r.status, r.outcome)
     sc.output(
         r.output,

@@ -60,6 +60,9 @@ class RemoteTool:
     name: str
     description: str
     input_schema: dict[str, Any]
+    # The server's annotations say a repeat is harmless (readOnlyHint or idempotentHint): the
+    # only use vtcode makes of a hint is to retry such a call that got no answer in time.
+    idempotent: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -196,10 +199,15 @@ def _resource(resource: Resource) -> RemoteResource:
 
 def _remote(tool: Tool) -> RemoteTool:
     schema = tool.inputSchema if isinstance(tool.inputSchema, dict) else {"type": "object"}
+    hints = getattr(tool, "annotations", None)
     return RemoteTool(
         name=tool.name,
         description=tool.description or getattr(tool, "title", None) or "",
         input_schema=dict(schema),
+        idempotent=bool(
+            hints is not None
+            and (getattr(hints, "readOnlyHint", None) or getattr(hints, "idempotentHint", None))
+        ),
     )
 
 

@@ -16,7 +16,7 @@ from vtcode.mcp.client import McpCallError, RemoteTool, ServerUnavailable
 from vtcode.mcp.names import tool_name
 from vtcode.mcp.runtime import CallCancelled, CallTimeout, LoopThread
 from vtcode.messages import ToolSpec
-from vtcode.tools.base import ToolContext, ToolError, ToolResult
+from vtcode.tools.base import ToolContext, ToolError, ToolResult, TransientToolError
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -86,6 +86,13 @@ class McpTool:
     def read_only(self) -> bool:
         return False  # a server's hints are not ours to trust
 
+    @property
+    def retry_safe(self) -> bool:
+        """A call that got no answer in time may be sent again when the server declared the tool
+        read-only or idempotent: the worst a wrong hint costs is the repeat it promised was
+        harmless (permissions and concurrency never rest on a hint)."""
+        return self.remote.idempotent
+
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         server = self.connection.name
         timeout = self.connection.config.timeout_seconds
@@ -100,7 +107,9 @@ class McpTool:
         except ServerUnavailable as e:
             raise ToolError(f"MCP server {server!r} is unavailable: {e}") from e
         except CallTimeout as e:
-            raise ToolError(f"MCP tool {self._spec.name} gave no answer within {timeout:g}s") from e
+            raise TransientToolError(
+                f"MCP tool {self._spec.name} gave no answer within {timeout:g}s"
+            ) from e
         except CallCancelled as e:
             raise ToolError("cancelled while the MCP call was running") from e
         except McpCallError as e:

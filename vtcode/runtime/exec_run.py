@@ -372,6 +372,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 tool_hooks=hooks.tool_hooks(),
                 offered=limits_.offers if limits_ is not None else None,
             )
+        executor.max_tool_retries = cfg.agent.harness.max_tool_retries  # loop/tool_retry.py
         if tracker is not None:
             executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker or req.dry_run)
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command

@@ -49,6 +49,20 @@ class ToolError(Exception):
     """A tool failed in a way the model should be told about (bad path, missing file, ...)."""
 
 
+class TransientToolError(ToolError):
+    """A failure the same call may not meet again: a live MCP server gave no answer in time.
+
+    Only this kind is retried by the harness (`agent.harness.max_tool_retries`), and only for a
+    tool whose repeat is harmless (see `vtcode.loop.tool_retry`). A tool that answered, even with
+    an error or a non-zero exit code, did not fail transiently: the same call would answer the
+    same. `category` is upstream's error category name (`timeout`).
+    """
+
+    def __init__(self, message: str, *, category: str = "timeout") -> None:
+        super().__init__(message)
+        self.category = category
+
+
 @runtime_checkable
 class Tool(Protocol):
     """A tool. `read_only` tools may run in the verifier and in plan mode."""
