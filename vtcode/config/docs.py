@@ -38,7 +38,7 @@ DESCRIPTIONS: dict[str, str] = {
     "automation.full_auto.allowed_tools": "tools the model may call in full-auto (a hard gate)",
     "automation.full_auto.require_profile_ack": "require acknowledging the full-auto profile",
     "automation.full_auto.profile_path": "path of the full-auto profile",
-    "automation.full_auto.verify_mutations": "verify file mutations after tool calls",
+    "automation.full_auto.verify_mutations": "a verifier re-reads changed files before a success",
     "context.preserve_recent_turns": "newest messages always kept in the compaction tail",
     "context.dynamic.enabled": "maintain the session memory envelope",
     "context.dynamic.persist_history": "persist the history artifact at compaction",

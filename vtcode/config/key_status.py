@@ -110,7 +110,7 @@ STATUS: dict[str, KeyStatus] = {
     "automation.full_auto.allowed_tools": Consumed("vtcode.tools.permissions"),
     "automation.full_auto.require_profile_ack": NoEffect(_UPSTREAM_ONLY),
     "automation.full_auto.profile_path": NoEffect(_UPSTREAM_ONLY),
-    "automation.full_auto.verify_mutations": NoEffect(_PENDING_25),
+    "automation.full_auto.verify_mutations": Consumed("vtcode.runtime.verify_part"),
     # [tools]
     "tools.max_tool_loops": Consumed("vtcode.loop.limits"),
     "tools.max_spool_bytes": Consumed("vtcode.tools.registry"),

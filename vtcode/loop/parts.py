@@ -9,10 +9,10 @@ composition root (`vtcode.runtime`) provides the implementations.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vtcode.events.enums import ToolCallStatus, ToolOutcome
+from vtcode.events.enums import FileChangeKind, ToolCallStatus, ToolOutcome
 from vtcode.events.types import Usage
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.outcomes import Outcome
@@ -161,6 +161,13 @@ class LoopHooks:
     def stop_blocked(self) -> str | None:
         """The run is about to end with an answer: a reason to go on instead (a `stop` hook's
         `{"decision":"block"}`), given to the model as the next user message; None to end."""
+        return None
+
+    def verify_changes(
+        self, changed: Mapping[str, FileChangeKind], answer: str, recorder: Recorder
+    ) -> str | None:
+        """A headless run that changed files is about to end with `answer` as a success: why
+        it may not (a verifier rejected the changes), else None. Reports its own events."""
         return None
 
     # What a front end (`vtcode chat`) may ask of the parts, typed so it never probes for them.

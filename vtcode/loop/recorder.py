@@ -358,6 +358,9 @@ class Recorder:
         self.emit = emit
         self._next = first_item_index
         self.turn_open = False
+        # every file a completed file_change item of this run named, with its latest kind (the
+        # files `automation.full_auto.verify_mutations` has re-read before a success)
+        self.changed: dict[str, FileChangeKind] = {}
 
     def next_item_id(self) -> str:
         n = self._next
@@ -393,6 +396,8 @@ class Recorder:
         self.emit(ItemCompletedEvent(item=item))
 
     def file_changes(self, changes: list[tuple[str, FileChangeKind]], ok: bool = True) -> None:
+        if ok:
+            self.changed.update(changes)
         item = ThreadItem(
             id=self.next_item_id(),
             details=FileChangeItem(

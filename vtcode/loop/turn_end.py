@@ -52,6 +52,12 @@ def answered(self: Runner, content: str) -> None:
         return
     if self.chat is None and evaluate_or_revise(self):  # the plan is not done: revise or end
         return
+    if self.chat is None and self.recorder.changed and not self.cancel.cancelled:
+        rejected = self.hooks.verify_changes(dict(self.recorder.changed), content, self.recorder)
+        if rejected is not None:  # a verifier rejected the changes: never a success
+            ending = Outcome(OutcomeKind.BLOCKED, detail=rejected)
+            self.machine.responded(facts=self.facts(), ending=ending)
+            return
     headless = self.chat is None and not self.cancel.cancelled
     blocked = self.hooks.stop_blocked() if headless else None
     if blocked is not None:  # a stop hook wants more work: its reason is the next user message

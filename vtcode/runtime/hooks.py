@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from vtcode.config.model import VtcodeConfig
 from vtcode.context.tokens import TokenEstimator
+from vtcode.events.enums import FileChangeKind
 from vtcode.events.types import Usage
 from vtcode.loop.outcomes import Outcome
 from vtcode.loop.parts import LoopHooks, PromptVerdict, ToolHooks
@@ -25,6 +26,7 @@ from vtcode.runtime.lifecycle_part import LifecycleHooksPart
 from vtcode.runtime.orient_part import make_part as make_orient_part
 from vtcode.runtime.session_hooks import PartWarnings, SessionHooks
 from vtcode.runtime.steering_part import SteeringPart
+from vtcode.runtime.verify_part import make_part as make_verify_part
 from vtcode.steering.queue import SteeringQueue
 from vtcode.store.layout import session_dir
 from vtcode.store.transcript import TRANSCRIPT_NAME, load_transcript
@@ -97,6 +99,13 @@ class CompositeHooks(LoopHooks):
 
     def stop_blocked(self) -> str | None:
         return next((r for p in self.parts if (r := p.stop_blocked()) is not None), None)
+
+    def verify_changes(
+        self, changed: Mapping[str, FileChangeKind], answer: str, recorder: Recorder
+    ) -> str | None:
+        return next(
+            (r for p in self.parts if (r := p.verify_changes(changed, answer, recorder))), None
+        )
 
     def compacts(self) -> bool:
         return any(p.compacts() for p in self.parts)
@@ -186,4 +195,7 @@ def default_hooks_factory(ctx: ExecContext) -> LoopHooks:
         forked_from=ctx.forked_from,
     )
     parts.extend(built.all())
+    verifier = make_verify_part(ctx)
+    if verifier is not None:
+        parts.append(verifier)
     return CompositeHooks(parts)

@@ -42,6 +42,7 @@ __all__ = [
     "parse_verdict",
     "read_only_config",
     "run_subagent",
+    "run_verifier",
     "verifier_prompt",
     "verify_change",
 ]
@@ -131,8 +132,10 @@ def _exec(
     sinks: Sequence[Any],
     max_turns: int | None = None,
     session_id: str | None = None,
+    nested: bool = False,
 ) -> Any:
-
+    """`nested`: run inside another run, whose signal handlers stay in place."""
+    main = threading.current_thread() is threading.main_thread()
     return run_exec(
         ExecRequest(
             workspace=workspace,
@@ -145,7 +148,7 @@ def _exec(
             session_id=session_id or new_session_id(),
             sinks=list(sinks),
             hooks_factory=default_hooks_factory if oriented else None,
-            install_signals=threading.current_thread() is threading.main_thread(),
+            install_signals=main and not nested,
         )
     )
 
@@ -252,6 +255,47 @@ class _ParentSession:
         self.gate.abort()
 
 
+def run_verifier(
+    workspace: Path,
+    config: VtcodeConfig,
+    name: str,
+    spec: SubagentSpec,
+    files: Sequence[str],
+    description: str,
+    *,
+    nested: bool = False,
+    sinks: Sequence[Any] = (),
+) -> tuple[VerificationResult, int]:
+    """The verifier child run's parsed verdict and exit code (fail closed: a failed run
+    rejects)."""
+    result = _exec(
+        workspace=workspace,
+        config=read_only_config(config),
+        spec=spec,
+        prompt=verifier_prompt(description, files),
+        parent=workspace,
+        oriented=False,  # no shared context with the proposer
+        sinks=sinks,
+        max_turns=spec.max_turns or DEFAULT_VERIFIER_TURNS,
+        nested=nested,
+    )
+    reasoning = (result.run.final_text if result.run else None) or result.error or ""
+    if result.exit_code != ExitCode.OK:
+        approved = False
+        issues = [f"the verifier run failed (exit {int(result.exit_code)}): {reasoning}"]
+    else:
+        approved, issues = parse_verdict(reasoning)
+    verdict = VerificationResult(
+        approved=approved,
+        issues=issues,
+        reasoning=reasoning,
+        verifier=name,
+        files=list(files),
+        verifier_session_id=result.session_id,
+    )
+    return verdict, int(result.exit_code)
+
+
 def verify_change(
     workspace: Path,
     config: VtcodeConfig,
@@ -276,31 +320,9 @@ def verify_change(
             HarnessEventKind.VERIFICATION_STARTED,
             message=f"verifier {name} reviews {len(files)} file(s): {', '.join(files)}",
         )
-        result = _exec(
-            workspace=workspace,
-            config=read_only_config(config),
-            spec=spec,
-            prompt=verifier_prompt(description, files),
-            parent=workspace,
-            oriented=False,  # no shared context with the proposer
-            sinks=sinks,
-            max_turns=spec.max_turns or DEFAULT_VERIFIER_TURNS,
-        )
-        reasoning = (result.run.final_text if result.run else None) or result.error or ""
-        if result.exit_code != ExitCode.OK:
-            approved = False
-            issues = [f"the verifier run failed (exit {int(result.exit_code)}): {reasoning}"]
-        else:
-            approved, issues = parse_verdict(reasoning)
-        verdict = VerificationResult(
-            approved=approved,
-            issues=issues,
-            reasoning=reasoning,
-            verifier=name,
-            files=list(files),
-            verifier_session_id=result.session_id,
-            parent_session_id=parent.session_id,
-        )
+        verdict, code = run_verifier(workspace, config, name, spec, files, description, sinks=sinks)
+        verdict = dataclasses.replace(verdict, parent_session_id=parent.session_id)
+        approved, issues = verdict.approved, verdict.issues
         kind = (
             HarnessEventKind.VERIFICATION_PASSED
             if approved
@@ -309,8 +331,8 @@ def verify_change(
         summary = "approved" if approved else f"rejected ({len(issues)} issue(s))"
         parent.rec.harness(
             kind,
-            message=f"verifier {name} {summary}; verifier session {result.session_id}",
-            exit_code=int(result.exit_code),
+            message=f"verifier {name} {summary}; verifier session {verdict.verifier_session_id}",
+            exit_code=code,
         )
         lines = [f"Verification by {name}: {'APPROVED' if approved else 'REJECTED'}."]
         lines += [f"- ISSUE: {i}" for i in issues]
