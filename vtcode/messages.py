@@ -51,6 +51,38 @@ class ReasoningBlock:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Image:
+    """An image the user attached to a message (`exec -i FILE`): its bytes and media type.
+
+    The type comes from the bytes' magic numbers (`vtcode.images.sniff`), never from a file
+    name; each provider writes it in its own wire format (a data URL, an `input_image`, a base64
+    `image` block). The session keeps the bytes as `images/<sha256>.<ext>` beside its transcript,
+    so a resumed conversation sends the same image again.
+    """
+
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    data: bytes = field(repr=False)
+
+    @property
+    def sha256(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def extension(self) -> str:
+        return {"image/jpeg": "jpg"}.get(self.media_type, self.media_type.split("/", 1)[1])
+
+    def base64(self) -> str:
+        import base64
+
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """One message of the history. `intent_id` tags user messages that came from steering."""
 
@@ -59,7 +91,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
-    images: int = 0
+    images: tuple[Image, ...] = ()  # attached by the user (user messages only)
     intent_id: str | None = None
     reasoning: str | None = None
     # Anthropic signs its thinking; sending it back (with `reasoning`) keeps extended thinking

@@ -11,7 +11,9 @@ from vtcode.context.thresholds import (
     resolve_thresholds,
 )
 from vtcode.context.tokens import TokenEstimator, byte_tokens
-from vtcode.messages import Message, ModelRequest, ToolCall, ToolSpec
+from vtcode.messages import Image, Message, ModelRequest, ToolCall, ToolSpec
+
+PNG = Image(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 
 
 def test_byte_estimate_is_ceil_of_utf8_bytes_over_four() -> None:
@@ -27,7 +29,7 @@ def test_message_estimate_follows_upstream_arithmetic() -> None:
     est = TokenEstimator()
     assert est.message(Message(role="user", content="abcd")) == 4 + 1
     call = ToolCall(id="call_1", name="exec_command", arguments='{"command":"ls"}')
-    m = Message(role="assistant", content="", tool_calls=(call,), images=2)
+    m = Message(role="assistant", content="", tool_calls=(call,), images=(PNG, PNG))
     # 4 role + 2 x 1000 images + (20 + name 3 + args 4)
     assert est.message(m) == 4 + 2000 + 20 + 3 + 4
     tool = Message(role="tool", content="x" * 8, tool_call_id="call_1")

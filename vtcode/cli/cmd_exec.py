@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from vtcode.config.layers import ConfigLayer
+    from vtcode.messages import Image
     from vtcode.runtime.stream_input import StreamedTurns
 
 EPILOG = """Exit codes: 0 success, 1 error_during_execution, 2 usage/config/input error,
@@ -46,6 +47,10 @@ Streamed input: with `--input-format stream-json` stdin is JSON lines, one user 
 (`{"type":"user","text":...}` or Claude Code's `{"type":"user","message":{"role":"user",
 "content":...}}`), each the next turn of the same session; the end of input ends the run with
 one thread.completed; a bad line is exit 2 naming it (`<stdin>:N`), earlier turns kept.
+Images: `-i FILE` (repeatable) sends PNG, JPEG, GIF or WebP images, typed by their content, with
+the prompt in the provider's own image format; over 5 MiB, more than 20, another type, or a model
+known to be text only (a replay script without `[provider] images = true`) is exit 2. The session
+keeps them (images/ beside its transcript), so `exec resume` sends them again.
 Resume: `vtcode exec resume SESSION_ID [PROMPT]`, `vtcode exec resume --last [PROMPT]`,
 `--fork` starts a new session seeded with a minimal resume artifact of the old one. Resuming a
 replay session without --script or --provider plays the script its last run played again,
@@ -145,6 +150,18 @@ def _read_prompt(words: list[str], color: bool) -> str | None:
         " --input-format stream-json`)."
     ),
 )
+@click.option(
+    "-i",
+    "--image",
+    "image_files",
+    metavar="FILE",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=(
+        "Attach an image to the prompt (repeatable; PNG, JPEG, GIF or WebP by content, at most"
+        ' 5 MiB each, 20 in all), e.g. `vtcode exec -i screenshot.png "what is wrong here?"`.'
+    ),
+)
 @click.option("--last", "use_last", is_flag=True, help="With `resume`: the newest session.")
 @click.option("--fork", is_flag=True, help="With `resume`: continue in a new session.")
 @click.option(
@@ -178,6 +195,7 @@ def exec_cmd(
     overrides: tuple[str, ...],
     output_schema_file: Path | None,
     input_format: str,
+    image_files: tuple[Path, ...],
     use_last: bool,
     fork: bool,
     dry_run: bool,
@@ -225,6 +243,7 @@ def exec_cmd(
             "no prompt: pass PROMPT, or pipe it on stdin",
             hint='vtcode exec "list the files"   or   echo "..." | vtcode exec -',
         )
+    images = _attached_images(image_files, prompt, streamed is not None)
     from vtcode.loop.structured import load_output_schema
     from vtcode.outpath import check_output, open_early, write_output
 
@@ -287,6 +306,7 @@ def exec_cmd(
             interaction=streamed,
             offer_task_tracker=_mode_set(loaded.layers),
             dry_run=dry_run,
+            images=images,
         )
     )
     if result.error:
@@ -307,6 +327,24 @@ def exec_cmd(
     if streamed is not None and streamed.input_error is not None:
         raise streamed.input_error  # a bad line ended the run: exit 2, the line named
     return int(result.exit_code)
+
+
+def _attached_images(
+    files: tuple[Path, ...], prompt: str | None, streamed: bool
+) -> tuple[Image, ...]:
+    """`-i` files, read and checked before anything runs (exit 2 naming the file)."""
+    if not files:
+        return ()
+    from vtcode.errors import UsageError
+    from vtcode.images import load_images
+
+    if streamed or not (prompt and prompt.strip()):
+        raise UsageError(
+            "images go with the prompt's message: give a PROMPT"
+            + (" (not --input-format stream-json)" if streamed else ""),
+            location="-i",
+        )
+    return load_images(files)
 
 
 def _streamed_input(args: list[str]) -> tuple[StreamedTurns, str | None]:

@@ -91,7 +91,7 @@ class TokenEstimator:
 
     def message(self, m: Message) -> int:
         t = self.text_tokens
-        n = ROLE_OVERHEAD + t(m.content) + IMAGE_TOKENS * m.images
+        n = ROLE_OVERHEAD + t(m.content) + IMAGE_TOKENS * len(m.images)
         if m.reasoning:
             n += t(m.reasoning)
         for c in m.tool_calls:

@@ -30,5 +30,6 @@ def submit_prompt(self: Runner, prompt: str) -> bool:
         )
         return False
     content = "\n\n".join([prompt, *verdict.context])
-    self.append(Message(role="user", content=content))
+    self.append(Message(role="user", content=content, images=self.prompt_images))
+    self.prompt_images = ()  # attached to this message only, never to a later prompt
     return True

@@ -51,6 +51,7 @@ from vtcode.loop.tool_round import step_tools
 from vtcode.loop.turn_end import answered, charge_estimate, end_on_reply, provider_failed
 from vtcode.loop.user_turns import ChatTurns
 from vtcode.messages import (
+    Image,
     Message,
     ModelRequest,
     OutputSchema,
@@ -144,7 +145,7 @@ class Runner:
         self.continuation: Continuation | None = None  # the plan check (loop/continuation.py)
         self.last_turn_had_tool_output = False
         self.result: RunResult | None = None
-        # interactive runs
+        self.prompt_images: tuple[Image, ...] = ()  # go with the prompt's message (exec -i)
         # interactive runs: the user-turn logic lives in its own driver
         self.chat: ChatTurns | None = None if user_turns is None else ChatTurns(self, user_turns)
 
@@ -221,7 +222,7 @@ class Runner:
         """A steering follow-up (`vtcode steer`, chat /steer: both go through the session's
         queue) reaches the running session: `interjected`, then the user message."""
         self.recorder.emit(
-            InterjectedEvent(source=InterjectionSource.QUEUE, image_count=message.images)
+            InterjectedEvent(source=InterjectionSource.QUEUE, image_count=len(message.images))
         )
         self.watch.idle_turns = 0  # the user gave new work: earlier idle replies do not count
         self.append(message)
@@ -414,7 +415,7 @@ class Runner:
         first_user = next((m for m in self.history if m.role == "user"), None)
         self.history = []
         if first_user is not None:
-            self.prompt = first_user.content
+            self.prompt, self.prompt_images = first_user.content, first_user.images
         self.machine.reset_done(facts=self.facts())
 
     def step_idle(self) -> None:

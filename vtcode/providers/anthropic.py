@@ -84,6 +84,14 @@ def _blocks(m: Message, thinking: bool) -> list[dict[str, Any]]:
         out.append(
             {"type": "thinking", "thinking": m.reasoning, "signature": m.reasoning_signature}
         )
+    if m.role == "user":  # images before the text, as Anthropic's vision guide advises
+        out.extend(
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i.media_type, "data": i.base64()},
+            }
+            for i in m.images
+        )
     if m.content:
         out.append({"type": "text", "text": m.content})
     if m.role == "assistant":

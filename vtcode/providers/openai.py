@@ -66,6 +66,14 @@ def _message(m: Message) -> dict[str, Any]:
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in m.tool_calls
         ]
+    elif m.role == "user" and m.images:
+        # Images first, then the text (as Anthropic advises; the same order for every provider).
+        parts: list[dict[str, Any]] = [
+            {"type": "image_url", "image_url": {"url": i.data_url()}} for i in m.images
+        ]
+        if m.content:
+            parts.append({"type": "text", "text": m.content})
+        out["content"] = parts
     else:
         out["content"] = m.content
     if m.name and m.role in ("user", "system", "assistant"):

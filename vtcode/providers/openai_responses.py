@@ -69,6 +69,13 @@ def _items(m: Message) -> list[dict[str, Any]]:
         return [
             {"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content}
         ]
+    if m.role == "user" and m.images:
+        parts: list[dict[str, Any]] = [
+            {"type": "input_image", "image_url": i.data_url(), "detail": "auto"} for i in m.images
+        ]
+        if m.content:
+            parts.append({"type": "input_text", "text": m.content})
+        return [{"role": "user", "content": parts}]
     if m.role == "user":
         return [{"role": "user", "content": m.content}]
     out: list[dict[str, Any]] = [

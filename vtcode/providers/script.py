@@ -75,6 +75,10 @@ class ScriptProviderInfo:
         bool,
         Doc("fail with context_length when a request's estimated size exceeds context_window"),
     ] = False
+    images: Annotated[
+        bool,
+        Doc("the scripted model accepts images (`exec -i`); false: a run with images is exit 2"),
+    ] = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -45,11 +45,12 @@ from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.mcp.remote import secret_values as mcp_secret_values
-from vtcode.messages import Message, OutputSchema
+from vtcode.messages import Image, Message, OutputSchema
 from vtcode.orient.loop_state import loop_step_sessions
 from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import chosen_provider, make_provider
+from vtcode.providers.vision import refuse_images
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
@@ -139,6 +140,7 @@ class ExecRequest:
     # plan check run whenever the mode and continuation_policy cover exec (loop/continuation.py)
     offer_task_tracker: bool = False
     dry_run: bool = False  # `exec --dry-run`: read-only tools, a plan, no continuation
+    images: tuple[Image, ...] = ()  # `exec -i`: sent with the prompt's message
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -279,6 +281,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
     appending = resumed and forked_from is None
     try:
         require_budget_price(cfg, provider.pricing, provider.model)  # exit 2 before any request
+        refuse_images(provider, len(req.images) + sum(len(m.images) for m in history))
         writer = _open_writer(req.workspace, session_id, cfg, appending)
     except BaseException:
         provider.close()
@@ -415,6 +418,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             user_turns=interaction,
             output_schema=output_schema,
         )
+        runner.prompt_images = req.images
         if tracker is not None and not req.dry_run and interaction is None:
             runner.continuation = Continuation(
                 tracker, max_revision_rounds=cfg.agent.harness.max_revision_rounds

@@ -7,6 +7,7 @@
   <id>/manifest.json        cache of the log (SessionManifest)
   <id>/index/turns.json     byte offsets per turn (TurnIndex)
   <id>/derived/             regenerable views (open-responses.jsonl, atif-trajectory.json)
+  <id>/images/<sha256>.png  images attached with `exec -i` (the transcript names them)
   .trash-<id>-<stamp>-<r>/  a session being deleted by retention (tombstone)
 ```
 
@@ -69,6 +70,8 @@ KNOWN_SUBDIRS: dict[str, tuple[str, ...]] = {
     "context": KNOWN_CONTEXT,
     # vtcode/store/artifacts.py: run records and write-time diffs (the HTML page reads them)
     "artifacts": ("runs.jsonl", "diffs.jsonl", "prompts.jsonl"),
+    # vtcode/store/transcript.py: the images a user attached (`exec -i`), by content digest
+    "images": ("*.png", "*.jpg", "*.gif", "*.webp", ".*.tmp"),
 }
 
 

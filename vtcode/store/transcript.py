@@ -3,6 +3,11 @@
 ThreadEvents do not carry user prompts or the exact tool results the model saw, so the loop also
 appends each message to `<session>/transcript.jsonl` (one JSON object per line, one write each).
 Reading is tolerant: a torn or hand-edited line is skipped and reported, never fatal.
+
+Images a user attached (`exec -i`) are not inlined: each is written once, before the line that
+names it, as `images/<sha256>.<ext>` in the session folder, and the line keeps `{media_type,
+sha256, path}`. Loading reads the file back and checks its digest; a missing or altered image
+makes its line unreadable (skipped and reported like a torn line), never a different image sent.
 """
 
 from __future__ import annotations
@@ -14,14 +19,21 @@ from typing import Any
 
 import orjson
 
-from vtcode.fsutil import open_append, write_all
-from vtcode.messages import Message, ReasoningBlock, ToolCall
+from vtcode.fsutil import atomic_write_bytes, ensure_private_dir, open_append, write_all
+from vtcode.images import MAX_IMAGE_BYTES, sniff
+from vtcode.messages import Image, Message, ReasoningBlock, ToolCall
 from vtcode.ownfile import read_own
 from vtcode.redact import Redactor
 
 TRANSCRIPT_NAME = "transcript.jsonl"
 # What `exec resume` loads whole: far past any real conversation, short of a planted 2 GiB file.
 TRANSCRIPT_MAX_BYTES = 256 << 20
+IMAGES_DIR = "images"  # beside the transcript: <session>/images/<sha256>.<ext>
+
+
+def image_name(image: Image) -> str:
+    """The image's file name in the session's images folder (content-addressed)."""
+    return f"{image.sha256}.{image.extension}"
 
 
 def message_to_json(m: Message) -> dict[str, Any]:
@@ -35,7 +47,14 @@ def message_to_json(m: Message) -> dict[str, Any]:
         if value is not None:
             out[key] = value
     if m.images:
-        out["images"] = m.images
+        out["images"] = [
+            {
+                "media_type": i.media_type,
+                "sha256": i.sha256,
+                "path": f"{IMAGES_DIR}/{image_name(i)}",
+            }
+            for i in m.images
+        ]
     if m.reasoning_blocks:
         out["reasoning_blocks"] = [_block_to_json(b) for b in m.reasoning_blocks]
     return out
@@ -76,7 +95,26 @@ def _block_from_json(d: Any) -> ReasoningBlock:
     )
 
 
-def message_from_json(d: Any) -> Message:
+def _image_from_json(d: Any, base: Path | None) -> Image:
+    """The image a line names, read back from the session folder and checked by digest."""
+    if not isinstance(d, dict) or base is None:
+        raise ValueError("an image reference needs the session folder")
+    digest = d.get("sha256")
+    if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
+        raise ValueError("an image reference without a sha256")
+    names = list((base / IMAGES_DIR).glob(f"{digest}.*"))
+    if len(names) != 1:
+        raise ValueError(f"image {digest} is missing from the session")
+    data = read_own(names[0], MAX_IMAGE_BYTES)
+    kind = sniff(data[:16])
+    image = Image(media_type=kind, data=data) if kind is not None else None
+    if image is None or image.sha256 != digest:
+        raise ValueError(f"image {digest} was altered")
+    return image
+
+
+def message_from_json(d: Any, base: Path | None = None) -> Message:
+    """A transcript line as a message; `base` is the session folder its images are read from."""
     if not isinstance(d, dict) or d.get("role") not in ("system", "user", "assistant", "tool"):
         raise ValueError("not a message object with a known role")
     calls = tuple(
@@ -91,7 +129,7 @@ def message_from_json(d: Any) -> Message:
         name=d.get("name"),
         intent_id=d.get("intent_id"),
         reasoning=d.get("reasoning"),
-        images=int(d.get("images", 0) or 0),
+        images=tuple(_image_from_json(i, base) for i in d.get("images") or ()),
         reasoning_blocks=tuple(_block_from_json(b) for b in d.get("reasoning_blocks") or ()),
     )
 
@@ -114,8 +152,8 @@ def load_transcript(path: Path) -> LoadedTranscript:
         if not line.strip():
             continue
         try:
-            messages.append(message_from_json(orjson.loads(line)))
-        except (ValueError, KeyError, TypeError):
+            messages.append(message_from_json(orjson.loads(line), path.parent))
+        except (ValueError, KeyError, TypeError, OSError):
             skipped.append(n)
     return LoadedTranscript(messages, skipped)
 
@@ -134,7 +172,15 @@ class TranscriptWriter:
             write_all(self._fd, b"\n")
 
     def append(self, message: Message) -> None:
+        for image in message.images:  # the bytes first: a line never names a file not written
+            self._keep(image)
         write_all(self._fd, self._redactor.encode(message_to_json(message)) + b"\n")
+
+    def _keep(self, image: Image) -> None:
+        folder = ensure_private_dir(self.path.parent / IMAGES_DIR)
+        target = folder / image_name(image)
+        if not target.exists():
+            atomic_write_bytes(target, image.data, durable=self.durable)
 
     def sync(self) -> None:
         if self.durable:
