@@ -238,6 +238,8 @@ DEFAULT_ALLOWED_TOOLS = [
     "list_files",
     "grep",
     "write_file",
+    # offered only where the network policy can allow a fetch (vtcode.tools.net_policy)
+    "web_fetch",
 ]
 
 

@@ -30,6 +30,13 @@ def parse_rule(text: object) -> tuple[str, str | None]:
     if not m or (m.group(2) is not None and not m.group(2).strip()):
         raise RuleSyntaxError(f"invalid permission rule {text!r}")
     pattern = m.group(2).strip() if m.group(2) is not None else None
+    if m.group(1) == "web_fetch" and pattern is not None:
+        host = pattern.removeprefix("domain:").strip() if pattern.startswith("domain:") else ""
+        if not host or "/" in host or re.fullmatch(r"[^:]+:\d*", host):  # no scheme, path, port
+            raise RuleSyntaxError(
+                f"invalid permission rule {text!r}: a web_fetch rule names a host, "
+                "e.g. `web_fetch(domain:docs.python.org)` or `web_fetch(domain:*.example.com)`"
+            )
     return m.group(1), pattern
 
 

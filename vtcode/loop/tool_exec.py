@@ -52,6 +52,8 @@ class RegistryToolExecutor(ToolExecutor):
         self.offered = offered  # a run's own narrowing of the catalog (--tools, ...)
         self.ctx = ctx
         self.permission = permission
+        if permission is not None:  # the same check for what a call reaches later (redirects)
+            ctx.permission = permission
         self.tool_hooks = tuple(tool_hooks)
         self.allowed = allowed
         self.notices = notices  # extra tool warnings to emit (the run's MCP manager)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vtcode.events.enums import FileChangeKind
 from vtcode.messages import ToolSpec
+
+if TYPE_CHECKING:
+    from vtcode.tools.permissions import PermissionVerdict
 
 
 @dataclass(slots=True, kw_only=True)
@@ -20,6 +24,9 @@ class ToolContext:
     spool_dir: Path  # <workspace>/.vtcode/context/tool_outputs
     cancel: threading.Event = field(default_factory=threading.Event)
     long_running_ceiling_secs: float = 3600.0
+    # The run's permission check (tool name, arguments), for a tool whose call reaches further
+    # than its arguments say: web_fetch asks it for every redirect's target before following.
+    permission: Callable[[str, Any], PermissionVerdict] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,6 +28,11 @@ against the call's *primary argument*:
   without `/` (like `*.lock`) matches the file name at any depth. deny/ask match when any path
   matches, allow when all do.
 
+- web_fetch: `web_fetch(domain:HOST)`, a glob on the URL's lower-case host (`vtcode.tools.
+  net_policy`). The network policy sits on top of the rules: with `sandbox.network = false` a
+  fetch is denied unless an allow rule with a domain pattern covers its host (a bare `web_fetch`
+  or `*` rule, or `permissions.enabled = false`, does not open the network).
+
 Evaluation (`PermissionPolicy.check`):
 1. full-auto gate: a tool not in `automation.full_auto.allowed_tools` is denied, always;
 2. `permissions.enabled = false`: everything the gate let through is allowed;
@@ -54,6 +59,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from vtcode.config.rule_syntax import RULE_HINT, RuleSyntaxError, parse_rule
 from vtcode.errors import ConfigError
+from vtcode.tools.net_policy import TOOL_NAME as FETCH_TOOL
+from vtcode.tools.net_policy import domain_matches, fetch_host
 from vtcode.tools.path_rules import normalise_path as _normalise_path
 from vtcode.tools.path_rules import path_glob_match
 from vtcode.tools.shell_parse import ShellAnalysis, Unresolved, analyse
@@ -98,7 +105,7 @@ class PermissionVerdict:
         return iter((self.decision.value, self.reason))
 
 
-ArgKind = Literal["command", "path"]
+ArgKind = Literal["command", "path", "domain"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +137,8 @@ class PermissionRule:
             return True
         if kind is None or not values:
             return False
+        if kind == "domain":
+            return all(domain_matches(self.pattern, v) for v in values)
         if kind == "command":
             return (
                 all(_command_matches(self.pattern, v, every=every) for v in values)
@@ -187,6 +196,9 @@ def primary_values(
         if isinstance(value, list):
             return "command", [shlex.join(str(v) for v in value)]
         return "command", [value] if isinstance(value, str) else []
+    if tool == FETCH_TOOL:
+        host = fetch_host(str(arguments.get("url", "")))
+        return "domain", [host] if host is not None else []
     if tool == "apply_patch":
         from vtcode.tools.patch import touched_paths
 
@@ -217,7 +229,9 @@ class PermissionPolicy:
         workspace: Path | None = None,
         headless: bool = False,
         allow_ask: bool = False,
+        network: bool = False,
     ) -> None:
+        self.network = network  # sandbox.network: web_fetch may reach any host rules allow
         self.allow = parse_rules(list(allow), "permissions.allow")
         self.ask = parse_rules(list(ask), "permissions.ask")
         self.deny = parse_rules(list(deny), "permissions.deny")
@@ -250,6 +264,7 @@ class PermissionPolicy:
             workspace=workspace,
             headless=headless,
             allow_ask=allow_ask,
+            network=config.sandbox.network,
         )
 
     def in_allow_list(self, tool: str) -> bool:
@@ -269,11 +284,14 @@ class PermissionPolicy:
                 FULL_AUTO_RULE,
                 f"{tool} is not in {FULL_AUTO_RULE}",
             )
+        kind, values = primary_values(tool, args, self.workspace)
+        offline = tool == FETCH_TOOL and not self.network
         if not self.enabled:
+            if offline:
+                return _network_off(values)
             return PermissionVerdict(
                 Decision.ALLOW, None, "permissions.enabled = false: allowed by the allow-list"
             )
-        kind, values = primary_values(tool, args, self.workspace)
         for rule in self.deny:
             if rule.matches(tool, values, kind, every=False):
                 return PermissionVerdict(Decision.DENY, rule.text, f"denied by rule {rule.text!r}")
@@ -288,12 +306,16 @@ class PermissionPolicy:
                     Decision.ASK, rule.text, f"rule {rule.text!r} requires approval"
                 )
         for rule in self.allow:
+            if offline and rule.pattern is None:
+                continue  # only a domain rule opens the network for a host
             if rule.matches(tool, values, kind, every=True) and not (
                 rule.pattern is not None and shell.uncovered
             ):
                 return PermissionVerdict(
                     Decision.ALLOW, rule.text, f"allowed by rule {rule.text!r}"
                 )
+        if offline:
+            return _network_off(values)
         narrowing = [r for r in self.allow if r.pattern is not None and r.names_tool(tool)]
         if narrowing:
             listed = ", ".join(repr(r.text) for r in narrowing)
@@ -377,6 +399,16 @@ class _ShellFacts:
 
     uncovered: bool = False
     note: str = ""
+
+
+def _network_off(hosts: list[str]) -> PermissionVerdict:
+    host = hosts[0] if hosts else "HOST"  # no http(s) URL with a host: nothing to allow
+    return PermissionVerdict(
+        Decision.DENY,
+        "sandbox.network",
+        f"the network is off (sandbox.network = false) and no allow rule "
+        f"web_fetch(domain:{host}) covers {host}",
+    )
 
 
 def _constrains_args(rule: PermissionRule, tool: str, name: str) -> bool:

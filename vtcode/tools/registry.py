@@ -177,7 +177,9 @@ def default_registry(
     exec_sessions: ExecSessionManager | None = None,
     include: list[str] | None = None,
 ) -> ToolRegistry:
-    """The built-in tools: exec_command, write_stdin and the file tools.
+    """The built-in tools: exec_command, write_stdin, the file tools, and web_fetch where the
+    network policy can allow a fetch (`net_policy.fetch_offered`; never without a config, as
+    under the default one).
 
     `exec_sessions` lets a caller share one session manager; otherwise a new one is created
     and exposed as `registry.exec_sessions` (call `registry.close()` at session end).
@@ -187,6 +189,7 @@ def default_registry(
     from vtcode.tools.exec_sessions import ExecSessionManager
     from vtcode.tools.exec_tools import ExecCommandTool, WriteStdinTool
     from vtcode.tools.files import file_tools
+    from vtcode.tools.net_policy import fetch_offered
 
     policy = config.shell_environment_policy if config is not None else None
     manager = exec_sessions or (
@@ -201,6 +204,10 @@ def default_registry(
     registry = ToolRegistry()
     registry.exec_sessions = manager
     tools: list[Tool] = [ExecCommandTool(manager), WriteStdinTool(manager), *file_tools()]
+    if config is not None and fetch_offered(config):  # only where a fetch can be allowed
+        from vtcode.tools.web_fetch import WebFetchTool
+
+        tools.append(WebFetchTool())
     for tool in tools:
         if include is None or tool.spec.name in include:
             registry.register(tool)
