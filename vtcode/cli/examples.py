@@ -29,6 +29,11 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
             "only reads and git commands",
         ),
         ('vtcode exec --append-system-prompt "Answer in French." "..."', "add to the prompt"),
+        ('vtcode exec -i screenshot.png -i error.jpg "what is wrong here?"', "attach images"),
+        (
+            "vtcode exec -c 'permissions.allow=[\"web_fetch(domain:docs.python.org)\"]' \"...\"",
+            "let web_fetch read one host",
+        ),
     ],
     "skills": [("vtcode skills list", "the skills a run here lists in its prompt")],
     "skills list": [("vtcode skills list --json", "names, descriptions and files as JSON")],

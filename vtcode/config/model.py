@@ -435,7 +435,13 @@ class SandboxConfig:
     """`[sandbox]`: the OS sandbox around exec_command (Landlock + a network namespace on Linux)."""
 
     mode: SandboxMode = SandboxMode.WORKSPACE_WRITE
-    network: Annotated[bool, Doc("allow network access from commands")] = False
+    network: Annotated[
+        bool,
+        Doc(
+            "allow network access from commands and web_fetch "
+            "(off: only web_fetch(domain:HOST) rules open a host)"
+        ),
+    ] = False
     writable_roots: Annotated[
         list[str], Doc("extra folders commands may write (workspace-write)")
     ] = field(default_factory=list)
