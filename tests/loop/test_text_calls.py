@@ -105,6 +105,53 @@ ROWS: list[tuple[str, str, list[Call], bool, bool]] = [
         True,
     ),
     ("not-in-catalog", '```json\n{"name": "sum_to", "arguments": {"n": 3}}\n```', [], True, True),
+    # A name that is no tool but plainly means one (issue 28, qwen0.5b on llama.cpp): an alias
+    # of a built-in tool, or arguments shaped exactly like one tool's.
+    (
+        "alias-bash",
+        '{"name": "bash", "arguments": {"command": "ls"}}',
+        [("exec_command", {"command": "ls"})],
+        True,
+        True,
+    ),
+    (
+        "alias-case-and-space",
+        '{"name": " Cat ", "arguments": {"path": "a.py"}}',
+        [("read_file", {"path": "a.py"})],
+        True,
+        True,
+    ),
+    (
+        "task-function-with-write-arguments",
+        '{"name": "sum_to", "arguments": {"path": "sum_to.py", "content": "x = 1\\n"}}',
+        [("write_file", {"path": "sum_to.py", "content": "x = 1\n"})],
+        True,
+        True,
+    ),
+    (
+        "task-file-with-a-command",
+        '{"name": "test_sum.py", "arguments": "{\\"command\\": \\"python3 test_sum.py\\"}"}',
+        [("exec_command", {"command": "python3 test_sum.py"})],
+        True,
+        True,
+    ),
+    # Anything less plain stays no call: extra keys, a path alone (a read or a listing?), an
+    # alias of a tool the catalog does not hold.
+    (
+        "shape-with-extra-key",
+        '{"name": "sum_to", "arguments": {"path": "a", "content": "b", "n": 1}}',
+        [],
+        True,
+        True,
+    ),
+    ("shape-path-only", '{"name": "sum_to", "arguments": {"path": "a"}}', [], True, True),
+    (
+        "alias-not-in-catalog",
+        '{"name": "grep_files", "arguments": {"pattern": "x"}}',
+        [],
+        True,
+        True,
+    ),
     ("file-as-tool", '{"name": "greet.py", "arguments": {}}', [], True, True),
     ("unparsable", '{"name": "read_file", "arguments": {"path": "a.py"', [], True, True),
     ("hermes-garbage", "<tool_call>call read_file please</tool_call>", [], True, True),

@@ -39,6 +39,27 @@ _FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _NAME_KEY = re.compile(r"""["']name["']\s*:""")
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
 
+# A name that is not a tool, read as the built-in tool it plainly means (when that tool is in
+# the catalog): what small models write for a shell, a read or a write.
+NAME_ALIASES = {
+    **dict.fromkeys(
+        ("bash", "shell", "sh", "run", "run_command", "run_shell", "execute", "exec", "terminal",
+         "command", "cmd", "shell_command", "execute_command"),
+        "exec_command",
+    ),
+    **dict.fromkeys(("cat", "read", "open", "open_file", "view", "view_file", "show_file"),
+                    "read_file"),
+    **dict.fromkeys(("write", "create_file", "save", "save_file", "create", "edit_file"),
+                    "write_file"),
+    **dict.fromkeys(("ls", "list", "list_dir", "list_directory", "listdir"), "list_files"),
+}  # fmt: skip
+# A call whose name is no tool (qwen0.5b names the task's own function: `sum_to`) but whose
+# argument keys are exactly one built-in tool's: the arguments say what the model meant.
+ARGUMENT_SHAPES = {
+    frozenset({"path", "content"}): "write_file",
+    frozenset({"command"}): "exec_command",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class TextCall:
@@ -189,20 +210,36 @@ def _call_of(
     name = value.get("name")
     if not isinstance(name, str) or not name:
         return None, "no tool name"
-    if name not in catalog:
-        return None, f"{name!r} is not a tool"
     raw: object = next((value[k] for k in _ARG_KEYS if k in value), {})
     if isinstance(raw, str):  # arguments as a JSON string, as the OpenAI wire has them
         inner = loads_near_json(raw) if raw.strip() else None
         if inner is None and raw.strip():
+            if name not in catalog:
+                return None, f"{name!r} is not a tool"
             return None, f"the arguments of {name} are not valid JSON"
         raw = {} if inner is None else inner.value
         repairs = (*repairs, *(inner.repairs if inner is not None else ()))
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
+        if name not in catalog:
+            return None, f"{name!r} is not a tool"
         return None, f"the arguments of {name} are not a JSON object"
+    if name not in catalog:
+        meant = _meant(name, raw, catalog)
+        if meant is None:
+            return None, f"{name!r} is not a tool"
+        repairs = (*repairs, f"{name!r} read as {meant}")
+        name = meant
     return TextCall(name, json.dumps(raw, ensure_ascii=False), tuple(sorted(set(repairs)))), None
+
+
+def _meant(name: str, raw: object, catalog: Collection[str]) -> str | None:
+    """The catalog tool a call with an unknown `name` plainly means, if one does."""
+    meant = NAME_ALIASES.get(name.strip().lower())
+    if meant is None and isinstance(raw, dict):
+        meant = ARGUMENT_SHAPES.get(frozenset(raw))
+    return meant if meant in catalog else None
 
 
 def _without(text: str, spans: list[tuple[int, int]]) -> str:
