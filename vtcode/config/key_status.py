@@ -86,6 +86,7 @@ STATUS: dict[str, KeyStatus] = {
     "agent.harness.max_budget_usd": Consumed("vtcode.loop.limits"),
     "agent.harness.budget_warning_threshold": Consumed("vtcode.loop.limits"),
     "agent.harness.continuation_policy": Consumed("vtcode.loop.limits"),
+    "agent.harness.profile": Consumed("vtcode.runtime.harness_profile"),
     "agent.harness.context_reset_mode": Consumed("vtcode.runtime.context_part"),
     "agent.harness.context_reset_stall_threshold": Consumed("vtcode.runtime.context_part"),
     "agent.harness.event_log_path": Consumed("vtcode.runtime.exporters"),

@@ -24,6 +24,16 @@ class ContinuationPolicy(StrEnum):
     ALL = "all"
 
 
+class HarnessProfile(StrEnum):
+    """vtcode: what the model is shown (docs/harness.md, "Small models"): `compact` offers four
+    tools with short specs and puts the workspace's small files in the prompt; `auto` picks it
+    for a model whose name says it has fewer than 4B parameters (qwen0.5b, *-1.5b, *-135m)."""
+
+    AUTO = "auto"
+    FULL = "full"
+    COMPACT = "compact"
+
+
 class ContextResetMode(StrEnum):
     """When the manifest-based context reset fires."""
 
@@ -101,6 +111,9 @@ class HarnessConfig:
     event_log_path: Annotated[str | None, Doc("compatibility export; empty = off")] = None
     orchestration_mode: OrchestrationMode = OrchestrationMode.PLAN_BUILD_EVALUATE
     max_revision_rounds: U32 = 2
+    profile: Annotated[
+        HarnessProfile, Doc("vtcode: compact (small models), full, or auto by the model's size")
+    ] = HarnessProfile.AUTO
     long_running_command_ceiling_secs: Annotated[
         U64, Doc("vtcode: cap on one `action: wait` deadline (upstream's 3600 s default)")
     ] = 3600

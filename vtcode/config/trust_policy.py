@@ -254,6 +254,7 @@ POLICY: dict[str, Rule] = {
     "agent.harness.require_budget": ONLY_TRUE,
     "agent.harness.budget_warning_threshold": NEUTRAL,
     "agent.harness.continuation_policy": _ordered("off", "exec_only", "all"),
+    "agent.harness.profile": NEUTRAL,
     "agent.harness.context_reset_mode": NEUTRAL,
     "agent.harness.context_reset_stall_threshold": NEUTRAL,
     "agent.harness.event_log_path": EGRESS,  # a copy of every event at a path of its choosing

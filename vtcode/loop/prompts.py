@@ -65,3 +65,26 @@ def system_prompt(
     sections (project instructions, appended text), then orientation."""
     parts = [base, *(s for s in sections if s), *([orientation] if orientation else [])]
     return "\n\n".join(parts)
+
+
+def compact_system_prompt(workspace: Path, tools: Sequence[str], files: str) -> str:
+    """The compact harness's prompt (`runtime/harness_profile.py`): for a model too small to
+    follow a long one. One example call to imitate, whole-file writes, the files inline."""
+    lines = {
+        "read_file": '- read_file {"path": P}: show a file',
+        "write_file": '- write_file {"path": P, "content": TEXT}: create a file or replace its '
+        "whole content",
+        "exec_command": '- exec_command {"command": C}: run a shell command, see its output',
+        "list_files": '- list_files {"path": P}: list a folder',
+    }
+    listed = "\n".join(lines.get(t, f"- {t}") for t in tools) or "(none)"
+    return f"""You are a coding agent. You work alone in the folder {workspace} \
+({platform.system() or os.name}); nobody answers questions. Do the task yourself with these tools:
+{listed}
+To call a tool, reply with only the call as JSON, for example:
+{{"name": "write_file", "arguments": {{"path": "notes.txt", "content": "first line\\n"}}}}
+To change a file, write its whole new content with write_file. Only the names above are tools.
+When the task is done, reply with one short sentence saying what you did, and no JSON.
+
+The files in the folder now:
+{files or "(none)"}"""

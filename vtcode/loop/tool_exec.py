@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from vtcode.events.enums import ToolCallStatus, ToolOutcome
 from vtcode.loop import tool_retry
@@ -23,6 +23,21 @@ from vtcode.tools.permissions import PERMISSION_REJECTED, Decision, PermissionVe
 from vtcode.tools.registry import InvalidToolArguments, ToolRegistry, UnknownToolError
 
 PermissionCheck = Callable[[str, Any], PermissionVerdict]
+
+
+class CatalogView(Protocol):
+    """How the catalog is shown to the model (the compact harness, `tools/compact_catalog.py`):
+    which tools are offered, each spec as shown, and the defaults a shown spec omits."""
+
+    def offers(self, name: str) -> bool: ...
+
+    def present(self, spec: ToolSpec) -> ToolSpec: ...
+
+    def complete(self, name: str, arguments: Any) -> Any: ...
+
+    def show(self, name: str, output: str) -> str: ...
+
+
 # tool name -> why a tool missing from the catalog cannot run (e.g. its MCP server is down)
 UnknownToolHint = Callable[[str], str | None]
 
@@ -47,9 +62,11 @@ class RegistryToolExecutor(ToolExecutor):
         notices: Callable[[], list[str]] | None = None,
         unknown_tool_hint: UnknownToolHint | None = None,
         offered: Callable[[str], bool] | None = None,
+        view: CatalogView | None = None,
     ) -> None:
         self.registry = registry
         self.offered = offered  # a run's own narrowing of the catalog (--tools, ...)
+        self.view = view  # None: every allowed tool, shown with its full spec
         self.ctx = ctx
         self.permission = permission
         if permission is not None:  # the same check for what a call reaches later (redirects)
@@ -72,6 +89,8 @@ class RegistryToolExecutor(ToolExecutor):
             return True
         if self.offered is not None and not self.offered(name):
             return False
+        if self.view is not None and not is_mcp_name(name) and not self.view.offers(name):
+            return False
         return self.allowed is None or any(fnmatch.fnmatchcase(name, p) for p in self.allowed)
 
     def catalog(self) -> tuple[ToolSpec, ...]:
@@ -80,7 +99,10 @@ class RegistryToolExecutor(ToolExecutor):
             for n in self.registry.names()
             if self._allowed(n) and self._harness_tools.get(n, True)
         ]
-        return self.registry.specs(names)
+        specs = self.registry.specs(names)
+        if self.view is None:
+            return specs
+        return tuple(self.view.present(s) for s in specs)
 
     def is_read_only(self, name: str) -> bool:
         if is_mcp_name(name) or name not in self.registry or not self._allowed(name):
@@ -122,6 +144,8 @@ class RegistryToolExecutor(ToolExecutor):
             if denial is not None:
                 return _refused(f"blocked by pre_tool_use hook: {denial}", ToolOutcome.HOOK_DENIED)
         self.ctx.cancel = cancel.event
+        if self.view is not None:
+            arguments = self.view.complete(call.name, arguments)
         try:
             args = self.registry.validate(call.name, arguments)
         except (InvalidToolArguments, UnknownToolError) as e:
@@ -146,8 +170,9 @@ class RegistryToolExecutor(ToolExecutor):
             )
         else:
             ok = result.success
+            shown = result.output if self.view is None else self.view.show(call.name, result.output)
             out = ToolRunOutcome(
-                output=result.output,
+                output=shown,
                 status=ToolCallStatus.COMPLETED if ok else ToolCallStatus.FAILED,
                 outcome=ToolOutcome.SUCCESS if ok else ToolOutcome.ERROR,
                 exit_code=result.exit_code,

@@ -40,7 +40,7 @@ from vtcode.loop.continuation import Continuation
 from vtcode.loop.limits import Limits, check_run_caps, require_budget_cap, require_budget_price
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
-from vtcode.loop.prompts import exec_system_prompt, system_prompt
+from vtcode.loop.prompts import system_prompt
 from vtcode.loop.runner import Runner, RunResult
 from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
@@ -53,6 +53,7 @@ from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.providers.vision import refuse_images
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
+from vtcode.runtime.harness_profile import base_prompt, choose_profile
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
 from vtcode.runtime.prompt_texts import prompt_texts
 from vtcode.runtime.resume_check import refuse_invalid_log
@@ -345,6 +346,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
         hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
 
         person = None if interaction is None or interaction.headless else interaction
+        profile = choose_profile(cfg.agent.harness.profile, provider.model)
         policy = PermissionPolicy.from_config(
             cfg, full_auto=person is None, workspace=req.workspace
         )
@@ -361,6 +363,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 allowed=cfg.automation.full_auto.allowed_tools,
                 tool_hooks=hooks.tool_hooks(),
                 offered=limits_.offers if limits_ is not None else None,
+                view=profile.view,
             )
         else:
             ask = person.resolve_permission
@@ -374,6 +377,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
                 ),
                 tool_hooks=hooks.tool_hooks(),
                 offered=limits_.offers if limits_ is not None else None,
+                view=profile.view,
             )
         executor.max_tool_retries = cfg.agent.harness.max_tool_retries  # loop/tool_retry.py
         if tracker is not None:
@@ -389,7 +393,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
             executor.notices = _joined(executor.notices, mcp.take_notices)
             executor.unknown_tool_hint = mcp.unavailable
-        catalog = executor.catalog
+        run_executor = executor
         limits = Limits.from_config(cfg, max_turns=req.max_turns, max_budget_usd=req.max_budget_usd)
         cancel = CancelToken()
         runner = Runner(
@@ -401,7 +405,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             system_prompt=lambda orientation: system_prompt(
                 (
                     extra.base(req.system_prompt or "")
-                    or exec_system_prompt(req.workspace, [t.name for t in catalog()])
+                    or base_prompt(profile, req.workspace, run_executor)
                 )
                 + (DRY_RUN_INSTRUCTIONS if req.dry_run else ""),
                 orientation,

@@ -233,10 +233,12 @@ class SessionWriter:
         """
         with self._durable_cv:
             return self._durable_cv.wait_for(
-                lambda: self._durable_seq >= seq
-                or self._io_failed
-                or self._closing_only
-                or self._stopped,
+                lambda: (
+                    self._durable_seq >= seq
+                    or self._io_failed
+                    or self._closing_only
+                    or self._stopped
+                ),
                 timeout,
             ) and (self._durable_seq >= seq)
 

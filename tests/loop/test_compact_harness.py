@@ -1,0 +1,202 @@
+"""The compact harness for small models (issue 28 item 4; docs/harness.md "Small models").
+
+What a user relies on: a model whose name says it is small (qwen0.5b, *-1.5b) gets four tools
+with short specs and the workspace's small files in its first request, and nothing it should not
+see (dotfiles, secrets-looking names, files a deny rule hides, FIFOs, links out of the folder);
+`agent.harness.profile = "full"` (or a model with no small size in its name) gets the full
+catalog; every call is still checked against the tool's full schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import SESSION, raw_events, vtcode
+from tests.loop.test_text_tool_calls_cli import chat_sse
+from vtcode.config.model import HarnessProfile
+from vtcode.runtime.harness_profile import (
+    INLINE_BUDGET_CHARS,
+    choose_profile,
+    inline_files,
+    model_params_from_name,
+)
+
+COMPACT = ["exec_command", "list_files", "read_file", "write_file"]
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("qwen0.5b", 0.5e9),
+        ("Qwen2.5-Coder-1.5B-Instruct", 1.5e9),
+        ("qwen2.5-coder:1.5b", 1.5e9),
+        ("qwen2.5-coder-7b-instruct-q4_k_m", 7e9),
+        ("smollm2-135m", 135e6),
+        ("SmolLM2-360M-Instruct", 360e6),
+        ("llama-3.1-8b", 8e9),
+        ("mixtral-8x7b", None),  # a mixture: its size is not a parameter count we can compare
+        ("gpt-4o-mini", None),
+        ("claude-3-5-haiku", None),
+        ("o3", None),
+    ],
+)
+def test_the_size_a_model_name_states(name: str, params: float | None) -> None:
+    assert model_params_from_name(name) == params
+
+
+def test_auto_is_compact_only_below_four_billion() -> None:
+    assert choose_profile(HarnessProfile.AUTO, "qwen1.5b").compact
+    assert not choose_profile(HarnessProfile.AUTO, "qwen2.5-coder-7b").compact
+    assert not choose_profile(HarnessProfile.AUTO, "gpt-4.1").compact
+    assert choose_profile(HarnessProfile.COMPACT, "gpt-4.1").compact
+    assert not choose_profile(HarnessProfile.FULL, "qwen0.5b").compact
+
+
+def _read(ws: Path) -> Any:
+    return lambda rel: (ws / rel).read_text()
+
+
+def test_inline_files_shows_small_text_and_names_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("print(1)\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("X = 2\n")
+    (tmp_path / "big.txt").write_text("y\n" * 5000)
+    text = inline_files(tmp_path, _read(tmp_path))
+    assert "--- a.py ---\nprint(1)\n" in text and "--- pkg/m.py ---\nX = 2\n" in text
+    assert "big.txt (10000 bytes)" in text and "y\ny" not in text
+
+
+def test_inline_files_never_shows_secrets_links_or_special_files(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text("root:x:0:0\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").write_text("API_KEY=sk-live-1\n")
+    (ws / "id_ed25519").write_text("PRIVATE\n")
+    (ws / "server.pem").write_text("PRIVATE\n")
+    (ws / "aws_credentials").write_text("PRIVATE\n")
+    os.symlink(outside / "passwd", ws / "passwd-link")
+    os.symlink(outside, ws / "dir-link")
+    os.mkfifo(ws / "pipe")
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "ok.txt").write_text("fine\n")
+    seen: list[str] = []
+
+    def read(rel: str) -> str:
+        seen.append(rel)
+        return (ws / rel).read_text()
+
+    text = inline_files(ws, read)
+    assert seen == ["ok.txt"]  # nothing else is even opened
+    assert "PRIVATE" not in text and "sk-live" not in text and "root:x" not in text
+    assert "fine" in text
+
+
+def test_inline_files_stays_within_its_budget(tmp_path: Path) -> None:
+    for i in range(40):
+        (tmp_path / f"f{i:02}.txt").write_text(f"{i}\n" * 400)
+    text = inline_files(tmp_path, _read(tmp_path))
+    assert len(text) < INLINE_BUDGET_CHARS + 1500  # the shown files, then names only
+    assert "Other files (read_file shows them): " in text
+
+
+def _config(tmp_path: Path, server: SSEServer, model: str, extra: str = "") -> None:
+    home = tmp_path / ".home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(
+        f"""
+[providers.local]
+kind = "openai"
+base_url = "{server.url}/v1"
+model = "{model}"
+max_output_tokens = 256
+{extra}
+"""
+    )
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *args, "Fix it"],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    return proc.returncode, raw_events(proc.stdout), proc.stderr
+
+
+def test_a_small_model_gets_four_short_tools_and_the_files(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "sum_to.py").write_text("def sum_to(n):\n    return sum(range(1, n))\n")
+    (tmp_path / ".env").write_text("TOKEN=sk-do-not-send\n")
+    (tmp_path / "vtcode.toml").write_text('[permissions]\ndeny = ["read_file(hidden.txt)"]\n')
+    (tmp_path / "hidden.txt").write_text("a denied file's text\n")
+    call = {  # what qwen0.5b writes: the task's function as the tool, write_file's arguments
+        "name": "sum_to",
+        "arguments": {
+            "path": "sum_to.py",
+            "content": "def sum_to(n):\n    return sum(range(n + 1))\n",
+        },
+    }
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(call))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed the range in sum_to.py.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    first = sse_server.requests[0].json()
+    tools = {t["function"]["name"]: t["function"] for t in first["tools"]}
+    assert sorted(tools) == COMPACT
+    assert tools["exec_command"]["parameters"]["required"] == ["command"]
+    assert set(tools["exec_command"]["parameters"]["properties"]) == {"command"}
+    system = first["messages"][0]["content"]
+    assert "--- sum_to.py ---\ndef sum_to(n):\n    return sum(range(1, n))" in system
+    assert "sk-do-not-send" not in json.dumps(first) and "a denied file" not in system
+    assert '{"name": "write_file", "arguments":' in system
+    assert (tmp_path / "sum_to.py").read_text().endswith("range(n + 1))\n")
+    recovered = [
+        e["item"]["message"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"].get("event") == "error_recovered"
+    ]
+    assert recovered == [
+        "tool call read from the model's text: write_file (repaired: 'sum_to' read as write_file)"
+    ]
+    done = events[-1]
+    assert done["type"] == "thread.completed" and done["subtype"] == "success"
+
+
+def test_a_small_model_cannot_call_a_tool_it_was_not_offered(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen1.5b")
+    patch = "*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n"
+    call = {"name": "apply_patch", "arguments": {"input": patch}}
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(call))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Gave up.")))
+    code, events, err = _run(tmp_path)
+    assert not (tmp_path / "x.txt").exists()
+    second = json.dumps(sse_server.requests[1].json())
+    assert "apply_patch" in second and "not a tool" in second
+    assert code != 0 or events[-1]["subtype"] != "success", err
+
+
+def test_full_profile_and_a_large_model_keep_the_whole_catalog(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b", '[agent.harness]\nprofile = "full"\n')
+    (tmp_path / "a.py").write_text("SECRET_LOOKING = 1\n")
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
+    code, _, err = _run(tmp_path)
+    assert code == 0, err
+    first = sse_server.requests[0].json()
+    names = {t["function"]["name"] for t in first["tools"]}
+    assert {"apply_patch", "write_stdin", "grep"} <= names
+    assert "SECRET_LOOKING" not in first["messages"][0]["content"]  # no files inline

@@ -1,0 +1,179 @@
+"""Which harness a run gets (`agent.harness.profile`), and what the compact one shows the model.
+
+Issue 28 measured what a 0.5B/1.5B model does with vtcode's full harness: it writes its calls
+as text, picks tools it does not need, names the task's own files as tools, and cannot write a
+patch. The compact harness (docs/harness.md, "Small models") is what the bench figures in
+docs/eval.md chose instead:
+
+- four tools with one-line specs (`vtcode.tools.compact_catalog`);
+- a system prompt with one example call, written for a model that imitates;
+- the workspace's small text files inline in that prompt, so the first answer can already be
+  the change (a small model that must first read loses the thread by the second turn).
+
+`auto` (the default) picks `compact` when the model's name states a size below 4B parameters
+(`qwen0.5b`, `Qwen2.5-Coder-1.5B-Instruct`, `smollm2-135m`): a name is what every provider
+has; a model whose name says nothing keeps the full harness.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtcode.config.model import HarnessProfile
+from vtcode.loop.prompts import compact_system_prompt, exec_system_prompt
+from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
+from vtcode.tools.base import ToolError
+from vtcode.tools.compact_catalog import CompactCatalog
+
+__all__ = [
+    "INLINE_BUDGET_CHARS",
+    "SMALL_MODEL_MAX_PARAMS",
+    "ChosenProfile",
+    "base_prompt",
+    "choose_profile",
+    "inline_files",
+    "model_params_from_name",
+]
+
+SMALL_MODEL_MAX_PARAMS = 4e9
+# The files shown inline: at most this many characters in all (~1,500 tokens) and per file,
+# and this many files; the rest are listed by name.
+INLINE_BUDGET_CHARS = 6_000
+INLINE_FILE_MAX_CHARS = 4_000
+INLINE_MAX_FILES = 12
+_MAX_WALK = 400  # names looked at, whatever the folder holds
+_SKIP_DIRS = frozenset(
+    {".git", ".vtcode", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", "dist"}
+)
+# Never sent unasked: names that usually hold secrets (a model may still read_file them).
+_SECRET = re.compile(r"(^\.|secret|credential|password|token|\.pem$|\.key$|^id_[a-z0-9]+)", re.I)
+_SIZE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])", re.I)
+
+
+def model_params_from_name(model: str) -> float | None:
+    """The parameter count a model's name states (`0.5b` -> 5e8, `135m` -> 1.35e8), if any.
+
+    The last size in the name wins (`qwen2.5-coder-1.5b`: `2.5` is a version, not followed by
+    b/m); `8x7b`-style mixtures and names with no size give None.
+    """
+    if re.search(r"\d+x\d", model, re.I):
+        return None
+    sizes = [float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
+             for m in _SIZE.finditer(model)]  # fmt: skip
+    return sizes[-1] if sizes else None
+
+
+@dataclass(frozen=True, slots=True)
+class ChosenProfile:
+    compact: bool
+    reason: str  # for the run record and `--json` readers: why this profile
+
+    @property
+    def view(self) -> CatalogView | None:
+        """How the executor shows its catalog (None: every tool, full specs)."""
+        return CompactCatalog() if self.compact else None
+
+
+def choose_profile(setting: HarnessProfile, model: str) -> ChosenProfile:
+    if setting is HarnessProfile.COMPACT:
+        return ChosenProfile(True, "agent.harness.profile = compact")
+    if setting is HarnessProfile.FULL:
+        return ChosenProfile(False, "agent.harness.profile = full")
+    params = model_params_from_name(model)
+    if params is not None and params < SMALL_MODEL_MAX_PARAMS:
+        return ChosenProfile(True, f"auto: the model name {model!r} states {params / 1e9:g}B")
+    return ChosenProfile(False, "auto: the model name states no size below 4B")
+
+
+def _candidates(workspace: Path) -> list[tuple[str, int]]:
+    """(relative path, size) of regular files, top level first, then one level down, sorted."""
+    out: list[tuple[str, int]] = []
+    seen = 0
+    dirs: list[str] = [""]
+    for depth in range(2):
+        next_dirs: list[str] = []
+        for rel_dir in dirs:
+            try:
+                with os.scandir(workspace / rel_dir) as it:
+                    entries = sorted(it, key=lambda e: e.name.lower())
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                if seen > _MAX_WALK:
+                    return out
+                rel = f"{rel_dir}{e.name}"
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                mode = st.st_mode
+                if stat.S_ISDIR(mode) and depth == 0 and e.name not in _SKIP_DIRS:
+                    if not e.name.startswith("."):
+                        next_dirs.append(rel + "/")
+                elif stat.S_ISREG(mode) and not _SECRET.search(e.name):
+                    out.append((rel, st.st_size))
+        dirs = next_dirs
+    return out
+
+
+def inline_files(
+    workspace: Path,
+    read: Callable[[str], str | None],
+    budget: int = INLINE_BUDGET_CHARS,
+) -> str:
+    """The workspace's small text files as a prompt section (`--- path ---` then the text).
+
+    `read(rel)` returns a file's text, or None when it may not or cannot be read (the caller
+    reads through the read_file tool's own checks and the run's deny rules). Files that do not
+    fit the budget are named with their size so the model knows to read them.
+    """
+    shown: list[str] = []
+    named: list[str] = []
+    left = budget
+    for rel, size in _candidates(workspace):
+        if len(shown) >= INLINE_MAX_FILES or size > min(left, INLINE_FILE_MAX_CHARS):
+            named.append(f"{rel} ({size} bytes)")
+            continue
+        text = read(rel)
+        if text is None or len(text) > left:
+            continue
+        shown.append(f"--- {rel} ---\n{text.rstrip()}\n")
+        left -= len(text)
+    if named:
+        shown.append("Other files (read_file shows them): " + ", ".join(named[:40]))
+    return "\n".join(shown)
+
+
+def _reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]:
+    """Reads a file as the model's own `read_file` call would: the run's permission rules
+    (deny rules, --disallowed-tools) first, then the tool with its workspace and binary checks."""
+
+    def read(rel: str) -> str | None:
+        args = {"path": rel}
+        if "read_file" not in executor.registry:
+            return None
+        if executor.permission is not None and not executor.permission("read_file", args).allowed:
+            return None
+        try:
+            result = executor.registry.get("read_file").run(args, executor.ctx)
+        except (ToolError, OSError):
+            return None
+        truncated = isinstance(result.data, dict) and result.data.get("truncated")
+        return None if truncated else result.output
+
+    return read
+
+
+def base_prompt(profile: ChosenProfile, workspace: Path, executor: RegistryToolExecutor) -> str:
+    """The run's built-in system prompt: the compact one, or the full exec prompt."""
+    tools = [t.name for t in executor.catalog()]
+    if not profile.compact:
+        return exec_system_prompt(workspace, tools)
+    read = _reader(executor) if "read_file" in tools else (lambda rel: None)
+    return compact_system_prompt(workspace, tools, inline_files(workspace, read))

@@ -1,0 +1,94 @@
+"""The tool catalog as a small model is shown it: the `compact` harness (issue 28).
+
+Measured on Qwen2.5-Coder 0.5B/1.5B (docs/eval.md): the full catalog costs ~1,300 prompt tokens
+of schemas (`write_stdin` and `exec_command` alone ~670), and a small model given seven tools
+with options it never needs picks the wrong one or invents one. The compact view offers four
+tools, each with one line of description and only the arguments a small model uses:
+
+- `read_file(path)`, `write_file(path, content)` (a whole file: small models cannot write
+  patches, so `apply_patch` is not offered), `exec_command(command)`, `list_files(path)`.
+
+The view changes only what the model is *shown*: every call is still validated against the
+tool's full schema and runs through the same permissions, hooks and sandbox. One default the
+view hides is filled in: `exec_command` waits up to `COMPACT_YIELD_MS` for the command to end
+(the full catalog's 1 s default relies on `write_stdin`, which is not offered). And a
+command's result is shown as its output and exit code, not the full JSON record: a small model
+given the record copies it back as its next answer (bench, fix-off-by-one, 2026-12-06).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vtcode.messages import ToolSpec
+
+__all__ = ["COMPACT_TOOLS", "COMPACT_YIELD_MS", "CompactCatalog"]
+
+# How long a compact exec_command waits for its command before returning (the tool's maximum is
+# 300 s; a command still running then returns what it printed so far, as in the full catalog).
+COMPACT_YIELD_MS = 120_000
+
+_STRING = {"type": "string", "minLength": 1}
+
+# name -> (description, {argument: schema}, required arguments)
+COMPACT_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] = {
+    "read_file": ("Show the lines of a text file.", {"path": _STRING}, ("path",)),
+    "write_file": (
+        "Create a file, or replace a file's whole content with `content`.",
+        {"path": _STRING, "content": {"type": "string"}},
+        ("path", "content"),
+    ),
+    "exec_command": (
+        "Run a shell command in the folder; returns its output and exit code.",
+        {"command": {**_STRING, "description": "a bash command line"}},
+        ("command",),
+    ),
+    "list_files": ("List the files in a folder.", {"path": _STRING}, ()),
+}
+
+
+class CompactCatalog:
+    """Which tools a small model is offered, how each is shown, and the defaults it omits."""
+
+    names = tuple(COMPACT_TOOLS)
+
+    def offers(self, name: str) -> bool:
+        return name in COMPACT_TOOLS
+
+    def present(self, spec: ToolSpec) -> ToolSpec:
+        """`spec` as the compact catalog shows it (a tool it does not know, unchanged)."""
+        shown = COMPACT_TOOLS.get(spec.name)
+        if shown is None:
+            return spec
+        description, properties, required = shown
+        parameters: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "required": list(required),
+        }
+        return ToolSpec(name=spec.name, description=description, parameters=parameters)
+
+    def complete(self, name: str, arguments: Any) -> Any:
+        """The call's arguments with the defaults the compact view hides filled in."""
+        hidden = name == "exec_command" and isinstance(arguments, dict)
+        if hidden and "yield_time_ms" not in arguments:
+            return {**arguments, "yield_time_ms": COMPACT_YIELD_MS}
+        return arguments
+
+    def show(self, name: str, output: str) -> str:
+        """A tool's result as the model reads it: exec_command's record as plain text."""
+        if name != "exec_command":
+            return output
+        try:
+            record = json.loads(output)
+        except ValueError:
+            return output
+        if not isinstance(record, dict) or not isinstance(record.get("output"), str):
+            return output
+        text = record["output"].rstrip("\n")
+        if record.get("output_truncated"):
+            text += f"\n[output cut: {record.get('total_output_bytes')} bytes in all]"
+        if record.get("is_exited") is False:
+            return f"{text}\n[still running after {COMPACT_YIELD_MS // 1000} s]"
+        return f"{text}\n[exit code {record.get('exit_code')}]".lstrip("\n")
