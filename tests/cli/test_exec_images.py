@@ -41,16 +41,17 @@ def _png() -> bytes:
 
 
 PNG = _png()
+GIF = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9"
 
 
-def _config(tmp: Path, server: SSEServer, kind: str, model: str = "m") -> None:
+def _config(tmp: Path, server: SSEServer, kind: str, model: str = "m", extra: str = "") -> None:
     home = tmp / ".home"
     home.mkdir(exist_ok=True)
     base = server.url + ("/v1" if kind != "anthropic" else "")
     (home / "config.toml").write_text(
         f'[agent]\nprovider = "local"\n\n[providers.local]\nkind = "{kind}"\n'
-        f'base_url = "{base}"\nmodel = "{model}"\n'
+        f'base_url = "{base}"\nmodel = "{model}"\n{extra}'
     )
 
 
@@ -149,13 +150,22 @@ def test_images_survive_a_resume(
     )
     assert base64.b64encode(PNG).decode() not in (session / "transcript.jsonl").read_text()
     (tmp_path / "shot.png").unlink()  # the session's copy is what a resume sends
-    again = vtcode(["exec", "-q", "resume", SESSION, "and now?"], tmp_path, env=ENV)
+    (tmp_path / "gif.png").write_bytes(GIF)
+    again = vtcode(
+        ["exec", "-q", "resume", SESSION, "-i", "gif.png", "and now?"], tmp_path, env=ENV
+    )
     assert again.returncode == 0, again.stderr
     body = sse_server.requests[1].json()
     judge_openai(body)
     parts = body["messages"][1]["content"]
     assert parts[0]["image_url"]["url"] == "data:image/png;base64," + _b64(PNG)
-    assert body["messages"][-1] == {"role": "user", "content": "and now?"}
+    assert body["messages"][-1] == {  # the resume's own prompt carries its own image
+        "role": "user",
+        "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/gif;base64," + _b64(GIF)}},
+            {"type": "text", "text": "and now?"},
+        ],
+    }
     check = vtcode(["validate", "--strict", str(session / "events.jsonl")], tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
     # the events of an image run are those of any run: upstream's ThreadEvent has no user
@@ -221,6 +231,10 @@ def test_text_only_model_and_missing_prompt_are_exit_2(
     run = _run(tmp_path, "hi")
     assert run.returncode == 2
     assert "openai model 'gpt-3.5-turbo' does not accept images" in run.stderr
+    _config(tmp_path, sse_server, "openai", "qwen2.5-coder", "images = false\n")
+    local = _run(tmp_path, "hi")
+    assert local.returncode == 2
+    assert "-i: 2 image(s) attached, but providers.local.images = false" in local.stderr
     too_many = vtcode(["exec", "-q", *["-i", "shot.png"] * 21, "hi"], tmp_path, env=ENV)
     assert too_many.returncode == 2 and "at most 20" in too_many.stderr
     streamed = vtcode(
@@ -231,6 +245,15 @@ def test_text_only_model_and_missing_prompt_are_exit_2(
     )
     assert streamed.returncode == 2 and "-i: images go with the prompt" in streamed.stderr
     assert not sse_server.requests
+
+
+def test_images_true_overrides_the_table(tmp_path: Path, sse_server: SSEServer) -> None:
+    _config(tmp_path, sse_server, "openai", "gpt-3.5-turbo", "images = true\n")
+    _images(tmp_path)
+    sse_server.queue(ScriptedReply.sse_file("llamacpp_openai_text.sse"))
+    run = _run(tmp_path, "hi")
+    assert run.returncode == 0, run.stderr
+    assert len(sse_server.requests[0].json()["messages"][1]["content"]) == 3
 
 
 def test_shipped_scripts_folder_is_untouched() -> None:

@@ -188,6 +188,7 @@ STATUS: dict[str, KeyStatus] = {
     "ProviderConfig.context_window": Consumed("vtcode.providers.registry"),
     "ProviderConfig.pricing": Consumed("vtcode.providers.registry"),
     "ProviderConfig.max_output_tokens": Consumed("vtcode.providers.registry"),
+    "ProviderConfig.images": Consumed("vtcode.providers.vision"),
     "ProviderConfig.headers": Consumed("vtcode.providers.registry"),
     "McpServerConfig.command": Consumed("vtcode.mcp.transport"),
     "McpServerConfig.args": Consumed("vtcode.mcp.transport"),

@@ -78,6 +78,10 @@ class ProviderConfig:
     headers: Annotated[
         dict[str, str], Doc("extra HTTP headers, literal values (shown redacted)")
     ] = field(default_factory=dict)
+    images: Annotated[
+        bool | None,
+        Doc("the model takes images (exec -i); false: -i is exit 2; unset: vtcode's table"),
+    ] = None
 
 
 BUILTIN_PROVIDERS: dict[str, ProviderConfig] = {

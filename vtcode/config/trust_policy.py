@@ -341,6 +341,7 @@ POLICY: dict[str, Rule] = {
     "providers.*.model": NEUTRAL,
     "providers.*.context_window": NEUTRAL,
     "providers.*.max_output_tokens": NEUTRAL,
+    "providers.*.images": NEUTRAL,
     "providers.*.pricing": LOOSENING,
     "sandbox.mode": _ordered("read-only", "workspace-write", "danger-full-access"),
     "sandbox.network": ONLY_FALSE,

@@ -54,8 +54,10 @@ class HTTPProvider:
         headers: Mapping[str, str] | None = None,
         max_output_tokens: int | None = None,
         label: str | None = None,
+        images: bool | None = None,
     ) -> None:
         self.model = model
+        self.accepts_images = images  # providers.NAME.images; None: providers/vision.py decides
         self.label = label or self.name  # the config name, for messages
         self.max_output_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
         self.endpoint = resolve_endpoint(

@@ -142,6 +142,7 @@ def _configured(
         retry=_retry(config),
         deadlines=_deadlines(config),
         label=name,
+        images=table.images,
     )
 
 
