@@ -200,3 +200,44 @@ def test_full_profile_and_a_large_model_keep_the_whole_catalog(
     names = {t["function"]["name"] for t in first["tools"]}
     assert {"apply_patch", "write_stdin", "grep"} <= names
     assert "SECRET_LOOKING" not in first["messages"][0]["content"]  # no files inline
+
+
+def test_a_command_result_reads_as_output_and_exit_code_and_schema_words_are_dropped(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    call = {
+        "name": "exec_command",
+        "arguments": {"command": "echo hi; exit 3", "required": ["command"]},
+    }
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(call))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("The command printed hi and failed.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    tool = sse_server.requests[1].json()["messages"][-1]
+    assert tool["role"] == "tool" and tool["content"] == "hi\n[exit code 3]"
+    (out,) = [
+        e["item"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    ]
+    assert out["output"] == "hi\n[exit code 3]" and out["exit_code"] == 3
+
+
+def test_after_a_nudge_only_failed_calls_never_make_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b on fix-typo (2026-12-06): a call that failed its schema, a broken call (nudged),
+    then '{"summary": "No tool called. Nothing ran."}' was reported as success."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    bad = {"name": "read_file", "arguments": {"path": "missing.txt"}}
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(bad))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse('{"name": "exec_command", "arguments": {')))
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse('{"summary": "No tool called. Nothing ran."}'))
+    )
+    code, events, err = _run(tmp_path)
+    done = events[-1]
+    assert done["type"] == "thread.completed"
+    assert (done["subtype"], done["outcome_code"]) != ("success", "success")
+    assert done["outcome_code"] == "unfinished_no_action" and code == 1, err

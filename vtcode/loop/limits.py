@@ -181,6 +181,7 @@ class LimitWatch:
         # writes that succeeded this user turn, as name + arguments (a repeat gets a note)
         self.succeeded_writes: set[str] = set()
         self.idle_turns = 0  # consecutive responses with no tool call
+        self.succeeded_calls = 0  # tool calls that succeeded, the whole run (never reset)
 
     def saw_response(self, *, had_tool_calls: bool) -> None:
         self.idle_turns = 0 if had_tool_calls else self.idle_turns + 1

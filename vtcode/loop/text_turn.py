@@ -103,13 +103,16 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         _nudge(self, CALL_IN_TEXT, _call_nudge(why, _tool_names(self)))
         return True
     ran_tools = any(m.role == "tool" for m in self.history)
-    if not ran_tools and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
-        # Told to act, it never did: whatever it now says ("Test passed"), nothing was checked.
+    if not self.watch.succeeded_calls and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
+        # Told to act, it never did (or every call it made failed): whatever it now says
+        # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was
+        # done or checked.
         self.machine.responded(
             facts=self.facts(),
             ending=Outcome(
                 OutcomeKind.UNFINISHED_NO_ACTION,
-                detail="after a nudge to use the tools, the run ended with no tool run",
+                detail="after a nudge to use the tools, the run ended with no tool call that "
+                "succeeded",
             ),
         )
         return True

@@ -118,6 +118,7 @@ def step_tools(self: Runner) -> None:
             Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name)
         )
         had_output = had_output or result.outcome is ToolOutcome.SUCCESS
+        self.watch.succeeded_calls += result.outcome is ToolOutcome.SUCCESS
         if call.name not in POLLING_TOOLS:
             signature_parts.append(
                 f"{call.name}\x00{call.arguments}\x00{result.status}\x00{result.exit_code}"

@@ -30,6 +30,8 @@ __all__ = ["COMPACT_TOOLS", "COMPACT_YIELD_MS", "CompactCatalog"]
 COMPACT_YIELD_MS = 120_000
 
 _STRING = {"type": "string", "minLength": 1}
+# JSON Schema keywords of the shown specs; none is an argument of a compact tool.
+_SCHEMA_WORDS = frozenset({"required", "type", "properties", "additionalProperties"})
 
 # name -> (description, {argument: schema}, required arguments)
 COMPACT_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] = {
@@ -70,11 +72,16 @@ class CompactCatalog:
         return ToolSpec(name=spec.name, description=description, parameters=parameters)
 
     def complete(self, name: str, arguments: Any) -> Any:
-        """The call's arguments with the defaults the compact view hides filled in."""
-        hidden = name == "exec_command" and isinstance(arguments, dict)
-        if hidden and "yield_time_ms" not in arguments:
-            return {**arguments, "yield_time_ms": COMPACT_YIELD_MS}
-        return arguments
+        """The call's arguments with the defaults the compact view hides filled in, and without
+        the schema words a small model copies from the spec into its call (qwen0.5b on
+        fix-typo: `{"command": "...", "required": ["command"]}`); every other key is kept, so
+        a real mistake still fails the full schema's check."""
+        if name not in COMPACT_TOOLS or not isinstance(arguments, dict):
+            return arguments
+        args = {k: v for k, v in arguments.items() if k not in _SCHEMA_WORDS}
+        if name == "exec_command" and "yield_time_ms" not in args:
+            args["yield_time_ms"] = COMPACT_YIELD_MS
+        return args
 
     def show(self, name: str, output: str) -> str:
         """A tool's result as the model reads it: exec_command's record as plain text."""
