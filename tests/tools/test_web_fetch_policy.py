@@ -4,6 +4,7 @@ when the tool is offered, and HTML made readable (issue 24 item 7)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ from vtcode.config.rule_syntax import RuleSyntaxError, parse_rule
 from vtcode.tools.html_text import html_to_text
 from vtcode.tools.net_policy import fetch_host, fetch_offered
 from vtcode.tools.permissions import Decision, PermissionPolicy
+from vtcode.tools.tool_limits import ToolLimits
 
 
 def _check(url: str, **kw: object) -> tuple[Decision, str]:
@@ -85,3 +87,22 @@ def test_html_is_made_readable() -> None:
     assert text.startswith("# T\n\n## Sub\n\na & b [link](https://h.org/dir/x.html)")
     assert "```\n  keep\n    indent\n```" in text
     assert "js please" not in text and "p{}" not in text
+
+
+def test_tool_flags_judge_web_fetch_rules_alone(tmp_path: Path) -> None:
+    """--allowed-tools/--disallowed-tools narrow web_fetch by domain; the network is the
+    config's to open, so a flag never refuses a host for being offline (nor opens one)."""
+    net = PermissionPolicy(network=True)
+
+    def verdict(limits: ToolLimits, url: str) -> Decision:
+        check = ToolLimits.wrap(limits, tmp_path, lambda t, a: net.check(t, a))
+        return check("web_fetch", {"url": url}).decision
+
+    deny = ToolLimits.parse(None, [], ["web_fetch(domain:*.internal)"])
+    assert verdict(deny, "https://db.internal/") is Decision.DENY
+    assert verdict(deny, "https://docs.python.org/") is Decision.ALLOW
+    allow = ToolLimits.parse(None, ["web_fetch(domain:docs.python.org)"], [])
+    assert verdict(allow, "https://docs.python.org/3/") is Decision.ALLOW
+    assert verdict(allow, "https://evil.example/") is Decision.DENY
+    offline = ToolLimits.wrap(allow, tmp_path, PermissionPolicy().check)
+    assert offline("web_fetch", {"url": "https://docs.python.org/"}).decision is Decision.DENY

@@ -70,7 +70,7 @@ class RegistryToolExecutor(ToolExecutor):
         self.ctx = ctx
         self.permission = permission
         if permission is not None:  # the same check for what a call reaches later (redirects)
-            ctx.permission = permission
+            ctx.permission = self._verdict
         self.tool_hooks = tuple(tool_hooks)
         self.allowed = allowed
         self.notices = notices  # extra tool warnings to emit (the run's MCP manager)
@@ -128,12 +128,7 @@ class RegistryToolExecutor(ToolExecutor):
             )
         if self.permission is not None and call.name not in self._harness_tools:
             # a harness tool only writes the run's own state (the plan), never the workspace
-            verdict = self.permission(call.name, arguments if isinstance(arguments, dict) else {})
-            if verdict.outcome == PERMISSION_REJECTED:  # an `ask` nobody can answer: the hooks
-                answers = [h.permission_request(call.name, arguments, verdict.reason)
-                           for h in self.tool_hooks]  # fmt: skip
-                if True in answers and False not in answers:
-                    verdict = PermissionVerdict(Decision.ALLOW, verdict.rule, "permission_request")
+            verdict = self._verdict(call.name, arguments)
             if not verdict.allowed:
                 return _refused(
                     f"permission denied for {call.name}: {verdict.reason}",
@@ -185,6 +180,18 @@ class RegistryToolExecutor(ToolExecutor):
         for hook in self.tool_hooks:
             hook.post_tool(call.name, args, response)
         return out
+
+    def _verdict(self, name: str, arguments: Any) -> PermissionVerdict:
+        """The permission check, then the permission_request hooks for an `ask` nobody can
+        answer; tools get it as `ctx.permission` for what a call reaches later (redirects)."""
+        assert self.permission is not None
+        verdict = self.permission(name, arguments if isinstance(arguments, dict) else {})
+        if verdict.outcome == PERMISSION_REJECTED:
+            answers = [h.permission_request(name, arguments, verdict.reason)
+                       for h in self.tool_hooks]  # fmt: skip
+            if True in answers and False not in answers:
+                verdict = PermissionVerdict(Decision.ALLOW, verdict.rule, "permission_request")
+        return verdict
 
     def close(self) -> None:
         self.registry.close()

@@ -68,7 +68,11 @@ class ToolLimits:
         if not self.offers(tool):
             return PermissionVerdict(Decision.DENY, None, f"{tool} is not offered in this run")
         if self.disallowed:
-            deny = PermissionPolicy(deny=[r.text for r in self.disallowed], workspace=workspace)
+            # network=True here: the flags' rules are judged alone; the config's policy
+            # applies the network (a web_fetch no flag names is not the flags' to refuse)
+            deny = PermissionPolicy(
+                deny=[r.text for r in self.disallowed], workspace=workspace, network=True
+            )
             verdict = deny.check(tool, arguments)
             if verdict.decision is Decision.DENY:
                 return PermissionVerdict(
@@ -76,7 +80,9 @@ class ToolLimits:
                 )
         naming = [r for r in self.allowed if r.names_tool(tool)]
         if naming and all(r.pattern is not None for r in naming):
-            allow = PermissionPolicy(allow=[r.text for r in naming], workspace=workspace)
+            allow = PermissionPolicy(
+                allow=[r.text for r in naming], workspace=workspace, network=True
+            )
             verdict = allow.check(tool, arguments)
             if verdict.decision is not Decision.ALLOW:
                 listed = ", ".join(repr(r.text) for r in naming)
