@@ -64,7 +64,7 @@ STATUS: dict[str, KeyStatus] = {
     # [agent.harness]
     "agent.harness.max_tool_calls_per_turn": Consumed("vtcode.loop.limits"),
     "agent.harness.max_tool_wall_clock_secs": Consumed("vtcode.loop.limits"),
-    "agent.harness.max_tool_retries": Consumed("vtcode.runtime.exec_run"),
+    "agent.harness.max_tool_retries": Consumed("vtcode.runtime.run_executor"),
     "agent.harness.max_parallel_tool_calls": Consumed("vtcode.loop.limits"),
     "agent.harness.require_budget": Consumed("vtcode.loop.limits"),
     "agent.harness.auto_compaction_enabled": Consumed("vtcode.runtime.context_part"),

@@ -42,7 +42,6 @@ from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import system_prompt
 from vtcode.loop.runner import Runner, RunResult
-from vtcode.loop.structured import load_output_schema
 from vtcode.loop.tool_exec import RegistryToolExecutor
 from vtcode.mcp.remote import secret_values as mcp_secret_values
 from vtcode.messages import Image, Message, OutputSchema
@@ -57,8 +56,10 @@ from vtcode.runtime.harness_profile import base_prompt, choose_profile
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
 from vtcode.runtime.prompt_texts import prompt_texts
 from vtcode.runtime.resume_check import refuse_invalid_log
+from vtcode.runtime.run_executor import build_executor
 from vtcode.runtime.run_prompt import RunPrompt
-from vtcode.sandbox import Sandbox, SandboxState
+from vtcode.runtime.run_settings import configured_schema, reasoning_effort, sandbox_state
+from vtcode.sandbox import SandboxState
 from vtcode.store import DispatchGate, SessionWriter, read_session_events
 from vtcode.store.artifacts import record_run
 from vtcode.store.closed_index import record_closed
@@ -69,7 +70,7 @@ from vtcode.store.reader import session_exists
 from vtcode.store.retention import apply_retention_indexed, discard_unstarted, retention_notice
 from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.tools.base import ToolContext
-from vtcode.tools.permissions import PermissionPolicy, PermissionVerdict, headless
+from vtcode.tools.permissions import PermissionVerdict
 from vtcode.tools.registry import ToolRegistry, default_registry
 from vtcode.tools.task_tracker import TRACKER_TOOL, TaskTracker, TaskTrackerTool
 from vtcode.tools.tool_limits import ToolLimits
@@ -262,11 +263,11 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
         mcp_plan = plan_servers(cfg, req.workspace)  # a bad [mcp.servers]: exit 2, nothing written
 
-    sandbox = _sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
+    sandbox = sandbox_state(cfg)  # sandbox.require without a sandbox: exit 2, nothing written
     check_run_caps(req.max_budget_usd)  # a library caller's cap: the flag's range, exit 2
     require_budget_cap(cfg, req.max_budget_usd)  # require_budget with no cap: exit 2, likewise
     texts = prompt_texts(cfg.agent, req.workspace)  # an unreadable prompt file: exit 2
-    output_schema = req.output_schema or _configured_schema(cfg, req.workspace)  # bad: exit 2
+    output_schema = req.output_schema or configured_schema(cfg, req.workspace)  # bad: exit 2
 
     _retain(req, cfg, session_id)
 
@@ -347,39 +348,16 @@ def run_exec(req: ExecRequest) -> ExecResult:
 
         person = None if interaction is None or interaction.headless else interaction
         profile = choose_profile(cfg.agent.harness.profile, provider.model)
-        policy = PermissionPolicy.from_config(
-            cfg, full_auto=person is None, workspace=req.workspace
+        executor = build_executor(
+            cfg,
+            req.workspace,
+            registry,
+            ctx,
+            ask=None if person is None else person.resolve_permission,
+            tool_limits=req.tool_limits,
+            tool_hooks=hooks.tool_hooks(),
+            view=profile.view,
         )
-        limits_ = (
-            req.tool_limits if req.tool_limits is not None and req.tool_limits.active else None
-        )
-        if person is None:  # nobody to ask: the full-auto allow-list and headless verdicts
-            executor = RegistryToolExecutor(
-                registry,
-                ctx,
-                permission=ToolLimits.wrap(
-                    limits_, req.workspace, lambda tool, args: headless(policy.check(tool, args))
-                ),
-                allowed=cfg.automation.full_auto.allowed_tools,
-                tool_hooks=hooks.tool_hooks(),
-                offered=limits_.offers if limits_ is not None else None,
-                view=profile.view,
-            )
-        else:
-            ask = person.resolve_permission
-            executor = RegistryToolExecutor(
-                registry,
-                ctx,
-                permission=ToolLimits.wrap(
-                    limits_,
-                    req.workspace,
-                    lambda tool, args: ask(tool, args, policy.check(tool, args)),
-                ),
-                tool_hooks=hooks.tool_hooks(),
-                offered=limits_.offers if limits_ is not None else None,
-                view=profile.view,
-            )
-        executor.max_tool_retries = cfg.agent.harness.max_tool_retries  # loop/tool_retry.py
         if tracker is not None:
             executor.accept_unlisted(TRACKER_TOOL, listed=req.offer_task_tracker or req.dry_run)
         if registry.exec_sessions is not None:  # "sandbox unavailable", once, at the first command
@@ -416,7 +394,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             cancel=cancel,
             hooks=hooks,
             first_item_index=first_item,
-            reasoning_effort=req.reasoning_effort or _effort(cfg),
+            reasoning_effort=req.reasoning_effort or reasoning_effort(cfg),
             on_message=transcript.append,
             workspace=req.workspace,
             user_turns=interaction,
@@ -498,31 +476,6 @@ def _retain(req: ExecRequest, cfg: VtcodeConfig, session_id: str) -> None:
 def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]:
     """One notices callable over several (the exec sessions' and the MCP manager's)."""
     return lambda: [text for source in sources if source is not None for text in source()]
-
-
-def _sandbox_state(cfg: VtcodeConfig) -> SandboxState:
-    """The run's effective sandbox (probed once per process); exit 2 when required but absent."""
-
-    state = Sandbox(cfg.sandbox).state
-    if state.status == "unavailable" and cfg.sandbox.require:
-        raise UsageError(
-            f"sandbox.require is set, but no sandbox is available here: {state.reason}",
-            hint="run where Landlock and namespaces work, or set sandbox.require = false",
-        )
-    return state
-
-
-def _configured_schema(cfg: VtcodeConfig, workspace: Path) -> OutputSchema | None:
-    """`agent.output_schema`, loaded and checked (relative paths from the workspace)."""
-    path = cfg.agent.output_schema
-    if not path:
-        return None
-    return load_output_schema(workspace / Path(path).expanduser(), option="agent.output_schema")
-
-
-def _effort(cfg: VtcodeConfig) -> str | None:
-    effort = cfg.agent.reasoning_effort
-    return None if effort is None else effort.value
 
 
 def last_message_text(result: ExecResult) -> str | None:
