@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from vtcode.errors import VtcodeError
     from vtcode.events.codec import decode_event, encode_event
     from vtcode.events.types import ItemDetails, ThreadEvent, ThreadItem, Usage
-    from vtcode.store.reader import SessionSummary
+    from vtcode.store.listing import SessionSummary
     from vtcode.validate.report import ValidateReport
 
 # public name -> the module that defines it (one definition each; this is only the address book)
@@ -54,7 +54,7 @@ _LAZY: dict[str, str] = {
     "ThreadEvent": "vtcode.events.types",
     "ThreadItem": "vtcode.events.types",
     "Usage": "vtcode.events.types",
-    "SessionSummary": "vtcode.store.reader",
+    "SessionSummary": "vtcode.store.listing",
     "ValidateReport": "vtcode.validate.report",
 }
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from vtcode.config.load import load_config as _load_layers
 from vtcode.config.model import VtcodeConfig
 from vtcode.events.types import ThreadEvent
-from vtcode.store.reader import SessionSummary
-from vtcode.store.reader import list_sessions as _list_sessions
+from vtcode.store.listing import SessionSummary
+from vtcode.store.listing import list_sessions as _list_sessions
 from vtcode.store.reader import read_session_events as _read_session_events
 from vtcode.validate.engine import validate_files as _validate_files
 from vtcode.validate.report import ValidateOptions, ValidateReport

@@ -64,10 +64,13 @@ def _refused(path: Path | str, why: str, code: int = errno.EINVAL) -> OwnFileRef
     return OwnFileRefused(code, why, str(path))
 
 
-def open_own(path: Path | str, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
+def open_own(
+    path: Path | str, flags: int = os.O_RDONLY, mode: int = FILE_MODE, *, blocking: bool = True
+) -> int:
     """An fd on the regular file `path`, opened as described above (`flags` are the access
     mode plus O_CREAT/O_TRUNC/O_APPEND/O_EXCL as needed). Raises `OwnFileRefused` for a
-    symlink or anything but a regular file, other `OSError`s as `open(2)` does."""
+    symlink or anything but a regular file, other `OSError`s as `open(2)` does. `blocking=False`
+    leaves the fd non-blocking, for a caller that neither reads nor writes it (a lock probe)."""
     try:
         fd = os.open(path, flags | OWN_FLAGS, mode)
     except OSError as e:
@@ -81,7 +84,8 @@ def open_own(path: Path | str, flags: int = os.O_RDONLY, mode: int = FILE_MODE) 
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _refused(path, f"{kind_of(st.st_mode)}, not a regular file")
-        os.set_blocking(fd, True)
+        if blocking:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
@@ -121,8 +125,15 @@ def read_own(path: Path | str, limit: int) -> bytes:
 def read_own_prefix(path: Path | str, limit: int) -> bytes:
     """At most the first `limit` bytes of regular file `path` (for callers that detect an
     oversized file themselves by asking for one byte more than they accept)."""
+    return read_own_prefix_stat(path, limit)[0]
+
+
+def read_own_prefix_stat(path: Path | str, limit: int) -> tuple[bytes, os.stat_result]:
+    """`read_own_prefix`, with the `fstat` of the very file that was read: a cache keyed on
+    that stat (inode, size, times) then describes these bytes, never a file swapped in later."""
     fd = open_own(path)
     try:
+        st = os.fstat(fd)
         chunks: list[bytes] = []
         got = 0
         while got < limit:
@@ -131,6 +142,6 @@ def read_own_prefix(path: Path | str, limit: int) -> bytes:
                 break
             chunks.append(chunk)
             got += len(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), st
     finally:
         os.close(fd)

@@ -137,7 +137,7 @@ def previous_run_line(workspace: Path, ledger: ProgressLedger | None) -> str | N
     if ledger is None or not ledger.goal:
         return None
     from vtcode.errors import VtcodeError
-    from vtcode.store.reader import summarize
+    from vtcode.store.listing import summarize
 
     ended = "did not record how it ended"
     try:

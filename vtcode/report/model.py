@@ -35,7 +35,8 @@ from vtcode.events.types import (
     Usage,
 )
 from vtcode.store.artifacts import DiffRecord, RunRecord, read_diffs, read_prompts, read_runs
-from vtcode.store.reader import SessionSummary, read_session_events, summarize
+from vtcode.store.listing import SessionSummary, summarize
+from vtcode.store.reader import read_session_events
 
 # Output tokens cost about five times input tokens at most list prices (and in the shipped replay
 # scripts); used only to split a known session total across turns.

@@ -15,7 +15,7 @@ from vtcode.events.codec import encode_event
 from vtcode.events.types import ThreadItem
 from vtcode.jsontypes import encode
 from vtcode.report.model import Entry, RunView, build_report, item_state
-from vtcode.store.reader import SessionSummary
+from vtcode.store.listing import SessionSummary
 
 SUMMARY_CHARS = 80
 

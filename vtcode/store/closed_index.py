@@ -1,13 +1,17 @@
-"""The index of closed sessions that lets automatic retention skip scanning every session.
+"""The index of closed sessions that lets automatic retention and `sessions list` skip reading
+every session.
 
 `<workspace>/.vtcode/closed-sessions.index` holds one line per closed session,
-`<updated_at> <id>\\n` (the manifest's end time, RFC 3339 UTC, so text order is time order),
-appended when a run closes its session. A later line for the same id wins (a resumed session
-closes again). It is a cache, like the manifest: a missing line only means the session waits for
-`vtcode sessions gc`, whose full scan rewrites the index from the manifests; a torn or foreign
-line is ignored. Appends and rewrites take `.vtcode/closed-sessions.lock`, so a rewrite never
-loses a concurrent append. No fsync: losing the index costs a rebuild, never a session. Both
-files sit beside `sessions/`, not in it, so nothing in `sessions/` is unknown to retention.
+`<updated_at> <id> <card>\\n`: the manifest's end time (RFC 3339 UTC, so text order is time
+order) and the session's `sessions list` row (store/list_card.py). A run appends the line when it
+closes its session; a line without a card (an older vtcode wrote it) still serves retention. A
+later line for the same id wins (a resumed session closes again). It is a cache, like the
+manifest: a missing line only means that retention leaves the session to `vtcode sessions gc`,
+whose full scan rewrites the index from the manifests, and that `sessions list` reads the session
+itself (and then appends its line). A torn or foreign line is ignored. Appends and rewrites take
+`.vtcode/closed-sessions.lock`, so a rewrite never loses a concurrent append. No fsync: losing
+the index costs a rebuild, never a session. Both files sit beside `sessions/`, not in it, so
+nothing in `sessions/` is unknown to retention.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ from vtcode import fsutil
 from vtcode.clock import parse_rfc3339
 from vtcode.errors import InvalidIdError, LockBusyError
 from vtcode.ids import check_id
-from vtcode.ownfile import open_own
+from vtcode.ownfile import open_own, read_own
 from vtcode.store.layout import sessions_root
+from vtcode.store.list_card import make_card
 from vtcode.store.locks import SessionLock, session_lock
-from vtcode.store.models import SessionStatus
-from vtcode.store.recovery import load_manifest
+from vtcode.store.manifest_io import read_manifest
 
 INDEX_NAME = "closed-sessions.index"
 _LOCK_NAME = "closed-sessions.lock"
@@ -41,9 +45,9 @@ def index_lock(workspace: Path) -> SessionLock:
     return session_lock(sessions_root(Path(workspace)).parent / _LOCK_NAME)
 
 
-def _take(lock: SessionLock) -> bool:
+def _take(lock: SessionLock, wait: float = _LOCK_WAIT) -> bool:
     try:
-        lock.acquire(_LOCK_WAIT, what="the closed-session index")
+        lock.acquire(wait, what="the closed-session index")
     except (LockBusyError, OSError):  # busy, or a FIFO/folder planted at the lock: skip
         return False
     return True
@@ -57,35 +61,62 @@ def _valid(session_id: str, updated_at: str) -> bool:
     return parse_rfc3339(updated_at) is not None
 
 
-def _line(session_id: str, updated_at: str) -> bytes | None:
+def _line(session_id: str, updated_at: str, card: str = "") -> bytes | None:
     if not updated_at or any(c.isspace() for c in updated_at) or not session_id.isascii():
         return None
-    return f"{updated_at} {session_id}\n".encode()
+    if any(c.isspace() for c in session_id):
+        return None
+    if not card.isascii() or "\n" in card:
+        card = ""  # damaged: the line still serves retention; a listing reads the session
+    return (
+        f"{updated_at} {session_id} {card}\n".encode()
+        if card
+        else f"{updated_at} {session_id}\n".encode()
+    )
 
 
 def record_closed(workspace: Path, session_id: str) -> bool:
     """Append a completed session to the index (True when recorded).
 
-    Reads the end time from the session's manifest (the drain wrote it at `thread.completed`);
-    a session that is not completed is not recorded. Raises OSError on I/O trouble (callers
-    treat the index as best effort).
+    Reads the end time and the list card from the session's manifest (the drain wrote it at
+    `thread.completed`); a session that is not completed is not recorded. Raises OSError on
+    I/O trouble (callers treat the index as best effort).
     """
     check_id(session_id)
     root = sessions_root(Path(workspace))
-    m = load_manifest(root / session_id, session_id)
-    if m is None or m.status is not SessionStatus.COMPLETED:
+    m, stat = read_manifest(root / session_id, session_id)
+    if m is None or stat is None:
         return False
-    line = _line(session_id, m.updated_at)
+    card = make_card(m, stat)
+    line = None if card is None else _line(session_id, m.updated_at, card)
     if line is None:
         return False
+    return _append(workspace, [line], _LOCK_WAIT)
+
+
+def append_cards(workspace: Path, cards: Mapping[str, tuple[str, str]]) -> bool:
+    """Append `id -> (end time, card)` lines for completed sessions a listing had to read in
+    full (never indexed: a crash before `record_closed`, a writer that does not record, an
+    older vtcode; or changed since). Never waits for the lock; False when it was busy."""
+    lines = [_line(sid, ts, card) for sid, (ts, card) in cards.items()]
+    body = [line for line in lines if line is not None]
+    return bool(body) and _append(workspace, body, 0.0)
+
+
+def _append(workspace: Path, lines: list[bytes], wait: float) -> bool:
     lock = index_lock(workspace)
-    if not _take(lock):
+    if not _take(lock, wait):
         return False
     try:
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
         fd = open_own(index_path(workspace), flags, fsutil.FILE_MODE)
         try:
-            fsutil.write_all(fd, line)
+            size = os.fstat(fd).st_size
+            # A torn final fragment (a crash mid-append) is ended first, so it stays one
+            # ignored line instead of swallowing the first line appended now.
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            body = (b"\n" if torn else b"") + b"".join(lines)
+            fsutil.write_all(fd, body)  # one write: readers never see half a line
         finally:
             os.close(fd)
     finally:
@@ -107,41 +138,57 @@ def read_index(workspace: Path) -> dict[str, str] | None:
     Ids are NOT checked here (100k lines must parse in milliseconds): a caller that turns an
     entry into a path checks it first (`check_id`).
     """
+    entries = read_entries(workspace)
+    return None if entries is None else {sid: ts for sid, (ts, _) in entries.items()}
+
+
+def read_entries(workspace: Path) -> dict[str, tuple[str, str]] | None:
+    """id -> (end time, card, "" when the line has none); as `read_index`."""
     try:
-        data = fsutil.read_regular(index_path(workspace), _MAX_INDEX_BYTES + 1)
+        data = read_own(index_path(workspace), _MAX_INDEX_BYTES)  # larger: refused unread
     except OSError:
         return None
-    if len(data) > _MAX_INDEX_BYTES:
-        return None
+    out: dict[str, tuple[str, str]] = {}
     text = data.decode("ascii", "replace")
-    out: dict[str, str] = {}
     for raw in text.split("\n")[:-1]:  # a final fragment without newline is torn: ignored
-        ts, sep, sid = raw.partition(" ")
+        ts, sep, rest = raw.partition(" ")
+        sid, _, card = rest.partition(" ")
         if sep and sid and ts:
-            out[sid] = ts
+            out[sid] = (ts, card)
     return out
 
 
-def write_index(workspace: Path, entries: Mapping[str, str]) -> None:
-    """Replace the index with `entries` (the caller holds `index_lock`)."""
-    lines = (_line(sid, ts) for sid, ts in entries.items())
+def write_index(
+    workspace: Path, entries: Mapping[str, str], cards: Mapping[str, str] | None = None
+) -> None:
+    """Replace the index with `entries`, each with its card from `cards` when there is one
+    (the caller holds `index_lock`)."""
+    cards = cards or {}
+    lines = (_line(sid, ts, cards.get(sid, "")) for sid, ts in entries.items())
     body = b"".join(line for line in lines if line is not None)
     fsutil.atomic_write_bytes(index_path(workspace), body, durable=False)
 
 
-def rebuild_index(workspace: Path, entries: Mapping[str, str], since: str) -> bool:
-    """Replace the index with a full scan's `entries`, keeping lines appended after `since`
-    (sessions that closed while the scan ran). False when the index is busy."""
+def rebuild_index(
+    workspace: Path,
+    entries: Mapping[str, str],
+    since: str,
+    cards: Mapping[str, str] | None = None,
+) -> bool:
+    """Replace the index with a full scan's `entries` (and their `cards`), keeping lines
+    appended after `since` (sessions that closed while the scan ran). False when busy."""
     lock = index_lock(workspace)
     if not _take(lock):
         return False
     try:
         merged = dict(entries)
-        for sid, ts in (read_index(workspace) or {}).items():
+        all_cards = dict(cards or {})
+        for sid, (ts, card) in (read_entries(workspace) or {}).items():
             if ts >= since and sid not in merged and _valid(sid, ts):
                 merged[sid] = ts
+                all_cards[sid] = card
         with contextlib.suppress(FileNotFoundError):
-            write_index(workspace, merged)
+            write_index(workspace, merged, all_cards)
     finally:
         lock.release()
     return True

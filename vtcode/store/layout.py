@@ -23,6 +23,7 @@ import os
 import stat
 from pathlib import Path
 
+from vtcode.errors import NotFoundError
 from vtcode.fsutil import ensure_private_dir
 from vtcode.ids import check_id
 
@@ -83,6 +84,24 @@ def sessions_root(workspace: Path) -> Path:
 def session_dir(workspace: Path, session_id: str) -> Path:
     """The folder of one session; the id is checked against the allow-list first."""
     return sessions_root(workspace) / check_id(session_id)
+
+
+def session_events_path(workspace: Path, session_id: str) -> Path:
+    """events.jsonl of an existing session (NotFoundError otherwise; symlinks refused)."""
+    root = sessions_root(workspace)
+    sdir = root / check_id(session_id)
+    if sdir.is_symlink() or not sdir.is_dir():
+        raise NotFoundError(
+            f"no session {session_id!r} in {root}",
+            hint="`vtcode sessions list` shows the sessions",
+        )
+    return sdir / EVENTS
+
+
+def session_exists(workspace: Path, session_id: str) -> bool:
+    """A real session folder (not a symlink) exists for this id (the id is checked first)."""
+    sdir = sessions_root(workspace) / check_id(session_id)
+    return sdir.is_dir() and not sdir.is_symlink()
 
 
 def lock_path(workspace: Path, session_id: str) -> Path:

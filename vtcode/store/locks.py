@@ -102,13 +102,17 @@ def lock_is_held(path: Path) -> bool:
     Probes with a shared non-blocking flock on a read-only descriptor, the same lock kind
     filelock uses on Linux, so it works on read-only mounts and two probes never collide.
     """
-    key = str(Path(path).absolute())
-    with _REGISTRY_GUARD:
-        mine = _REGISTRY.get(key)
+    return lock_key_held(str(Path(path).absolute()))
+
+
+def lock_key_held(key: str) -> bool:
+    """`lock_is_held` of the absolute path `key`, spelled as `str(Path(p).absolute())` spells
+    it (a listing probes thousands of locks; it builds the keys without pathlib)."""
+    mine = _REGISTRY.get(key)  # one dict read is atomic; the guard serialises get-or-create
     if mine is not None and mine.held_here:
         return True
     try:
-        fd = open_own(key)
+        fd = open_own(key, blocking=False)  # flock never blocks here: LOCK_NB
     except OSError:
         return False  # no lock file (or not a regular file): nobody can hold it through filelock
     try:

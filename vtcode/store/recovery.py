@@ -30,7 +30,8 @@ from vtcode.errors import CorruptLogError, EnvironmentIOError
 from vtcode.jsontypes import DecodeError, decode
 from vtcode.store.layout import EVENTS, INDEX_DIR, MANIFEST, TURNS
 from vtcode.store.logstate import BadLine, LogState, check_line
-from vtcode.store.models import SessionManifest, TurnIndex
+from vtcode.store.manifest_io import load_manifest
+from vtcode.store.models import TurnIndex
 
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 TORN_TAIL_MAX = 64 << 20  # see _refuse_huge_tail
@@ -59,20 +60,6 @@ def load_json_file(path: Path, limit: int = MAX_CACHE_BYTES) -> Any:
         return orjson.loads(data)
     except (orjson.JSONDecodeError, RecursionError):
         return None
-
-
-def load_manifest(sdir: Path, session_id: str | None = None) -> SessionManifest | None:
-    """The manifest of a session folder, or None when missing, invalid or naming another id."""
-    obj = load_json_file(sdir / MANIFEST, 1024 * 1024)
-    if obj is None:
-        return None
-    try:
-        m = decode(SessionManifest, obj)
-    except (DecodeError, RecursionError):
-        return None
-    if session_id is not None and m.session_id != session_id:
-        return None
-    return m
 
 
 def load_index(sdir: Path) -> TurnIndex | None:

@@ -48,7 +48,7 @@ from vtcode.store.closed_index import (
     INDEX_NAME,
     index_exists,
     index_lock,
-    read_index,
+    read_entries,
     rebuild_index,
     write_index,
 )
@@ -61,9 +61,10 @@ from vtcode.store.layout import (
     lock_path,
     sessions_root,
 )
+from vtcode.store.list_card import make_card
 from vtcode.store.locks import lock_is_held, session_lock
+from vtcode.store.manifest_io import load_manifest, read_manifest
 from vtcode.store.models import SessionManifest, SessionStatus
-from vtcode.store.recovery import load_manifest
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
@@ -102,6 +103,7 @@ class _Candidate:
     manifest: SessionManifest
     age_ref: _dt.datetime | None  # None: undatable, never removed for age
     abandoned: bool
+    card: str | None = None  # its `sessions list` card for the rebuilt index (list_card.py)
 
 
 def apply_retention(
@@ -139,13 +141,11 @@ def apply_retention(
     finally:
         os.close(root_fd)
     if not dry_run:
-        closed = {
-            c.name: c.manifest.updated_at
-            for c in candidates
-            if not c.abandoned and c.name not in report.deleted
-        }
+        kept = [c for c in candidates if not c.abandoned and c.name not in report.deleted]
+        closed = {c.name: c.manifest.updated_at for c in kept}
+        cards = {c.name: c.card for c in kept if c.card}
         with contextlib.suppress(OSError):
-            rebuild_index(Path(workspace), closed, since=started)
+            rebuild_index(Path(workspace), closed, since=started, cards=cards)
     return report
 
 
@@ -167,9 +167,10 @@ def apply_retention_indexed(
         report.skipped.append((INDEX_NAME, "in use by another pass"))
         return report
     try:
-        entries = read_index(ws) or {}
+        full = read_entries(ws) or {}
+        entries = {sid: ended for sid, (ended, _) in full.items()}
         if _indexed_pass(ws, root, entries, policy, _kept(preserve), report):
-            write_index(ws, entries)
+            write_index(ws, entries, {sid: card for sid, (_, card) in full.items() if card})
     finally:
         lock.release()
     return report
@@ -290,8 +291,8 @@ def _collect(
             if name in preserve:
                 report.skipped.append((name, PRESERVED_REASON))
                 continue
-            m = load_manifest(Path(entry.path), name)
-            if m is None:
+            m, mstat = read_manifest(Path(entry.path), name)
+            if m is None or mstat is None:
                 report.skipped.append((name, "no readable manifest naming this id"))
                 continue
             if lock_is_held(lock_path(workspace, name)):
@@ -303,6 +304,7 @@ def _collect(
                     manifest=m,
                     age_ref=_age_ref(m, Path(entry.path)),
                     abandoned=m.status is SessionStatus.ACTIVE,
+                    card=make_card(m, mstat),
                 )
             )
         except OSError as e:

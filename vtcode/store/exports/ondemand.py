@@ -17,7 +17,8 @@ from vtcode.events.codec import encode_raw_line
 from vtcode.store.exports.atif import AtifBuilder
 from vtcode.store.exports.open_responses import OpenResponsesBuilder
 from vtcode.store.exports.sse import SseWriter
-from vtcode.store.reader import iter_log, session_events_path
+from vtcode.store.layout import session_events_path
+from vtcode.store.reader import iter_log
 
 
 class ExportFormat(enum.StrEnum):
