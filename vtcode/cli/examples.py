@@ -31,7 +31,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ('vtcode exec --append-system-prompt "Answer in French." "..."', "add to the prompt"),
         ('vtcode exec -i screenshot.png -i error.jpg "what is wrong here?"', "attach images"),
         (
-            "vtcode exec -c 'permissions.allow=[\"web_fetch(domain:docs.python.org)\"]' \"...\"",
+            'vtcode exec -c \'permissions.allow=["web_fetch(domain:docs.python.org)"]\' "..."',
             "let web_fetch read one host",
         ),
     ],
