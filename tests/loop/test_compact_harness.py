@@ -241,3 +241,31 @@ def test_after_a_nudge_only_failed_calls_never_make_a_success(
     assert done["type"] == "thread.completed"
     assert (done["subtype"], done["outcome_code"]) != ("success", "success")
     assert done["outcome_code"] == "unfinished_no_action" and code == 1, err
+
+
+def test_a_compact_run_caps_its_output_unless_the_table_says(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b streams a runaway list of calls after its first one; 8,192 tokens of it take
+    minutes on a CPU. A compact run asks for 1,024 at most, unless the table sets its own."""
+    home = tmp_path / ".home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\nmodel = "qwen0.5b"\n'
+    )
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
+    code, _, err = _run(tmp_path)
+    assert code == 0, err
+    assert sse_server.requests[0].json()["max_tokens"] == 1024
+    _config(tmp_path, sse_server, "qwen0.5b")  # max_output_tokens = 256 in the table
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
+    code, _, err = _run(tmp_path, "--session-id", "second")
+    assert code == 0, err
+    assert sse_server.requests[1].json()["max_tokens"] == 256
+    (tmp_path / ".home" / "config.toml").write_text(
+        f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\nmodel = "gpt-4.1"\n'
+    )
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
+    code, _, err = _run(tmp_path, "--session-id", "third")
+    assert code == 0, err
+    assert sse_server.requests[2].json()["max_tokens"] == 8192

@@ -60,6 +60,7 @@ class HTTPProvider:
         self.accepts_images = images  # providers.NAME.images; None: providers/vision.py decides
         self.label = label or self.name  # the config name, for messages
         self.max_output_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+        self._cap_configured = max_output_tokens is not None
         self.endpoint = resolve_endpoint(
             provider=self.label,
             base_url=base_url,
@@ -101,6 +102,13 @@ class HTTPProvider:
 
     def close(self) -> None:
         self._http.close()
+
+    def lower_default_output_cap(self, cap: int) -> None:
+        """Lower the output cap to `cap` unless `providers.NAME.max_output_tokens` set one (the
+        compact harness: a small model's runaway list of calls otherwise runs to 8,192 tokens,
+        minutes on a CPU)."""
+        if not self._cap_configured:
+            self.max_output_tokens = min(self.max_output_tokens, cap)
 
     def interrupt(self) -> None:
         self._http.interrupt()

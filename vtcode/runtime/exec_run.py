@@ -52,7 +52,7 @@ from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.providers.vision import refuse_images
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
-from vtcode.runtime.harness_profile import base_prompt, choose_profile
+from vtcode.runtime.harness_profile import apply_to_provider, base_prompt, choose_profile
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
 from vtcode.runtime.prompt_texts import prompt_texts
 from vtcode.runtime.resume_check import refuse_invalid_log
@@ -279,6 +279,8 @@ def run_exec(req: ExecRequest) -> ExecResult:
         script=req.script,
         workspace=req.workspace,
     )
+    profile = choose_profile(cfg.agent.harness.profile, provider.model)
+    apply_to_provider(profile, provider)
     appending = resumed and forked_from is None
     try:
         require_budget_price(cfg, provider.pricing, provider.model)  # exit 2 before any request
@@ -346,7 +348,6 @@ def run_exec(req: ExecRequest) -> ExecResult:
         hooks = req.hooks_factory(exec_ctx) if req.hooks_factory else LoopHooks()
 
         person = None if interaction is None or interaction.headless else interaction
-        profile = choose_profile(cfg.agent.harness.profile, provider.model)
         executor = build_executor(
             cfg,
             req.workspace,

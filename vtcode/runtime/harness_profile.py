@@ -27,13 +27,17 @@ from pathlib import Path
 from vtcode.config.model import HarnessProfile
 from vtcode.loop.prompts import compact_system_prompt, exec_system_prompt
 from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
+from vtcode.providers.base import Provider
+from vtcode.providers.http_provider import HTTPProvider
 from vtcode.tools.base import ToolError
 from vtcode.tools.compact_catalog import CompactCatalog
 
 __all__ = [
+    "COMPACT_OUTPUT_CAP",
     "INLINE_BUDGET_CHARS",
     "SMALL_MODEL_MAX_PARAMS",
     "ChosenProfile",
+    "apply_to_provider",
     "base_prompt",
     "choose_profile",
     "inline_files",
@@ -41,6 +45,9 @@ __all__ = [
 ]
 
 SMALL_MODEL_MAX_PARAMS = 4e9
+# A compact run's output cap unless the provider table sets one: a whole small file fits, and a
+# small model's runaway list of calls (seen on qwen0.5b) stops after ~1 minute on a CPU.
+COMPACT_OUTPUT_CAP = 1024
 # The files shown inline: at most this many characters in all (~1,500 tokens) and per file,
 # and this many files; the rest are listed by name.
 INLINE_BUDGET_CHARS = 6_000
@@ -77,6 +84,12 @@ class ChosenProfile:
     def view(self) -> CatalogView | None:
         """How the executor shows its catalog (None: every tool, full specs)."""
         return CompactCatalog() if self.compact else None
+
+
+def apply_to_provider(profile: ChosenProfile, provider: Provider) -> None:
+    """What the profile changes in the provider: compact lowers the default output cap."""
+    if profile.compact and isinstance(provider, HTTPProvider):
+        provider.lower_default_output_cap(COMPACT_OUTPUT_CAP)
 
 
 def choose_profile(setting: HarnessProfile, model: str) -> ChosenProfile:
