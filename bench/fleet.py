@@ -1,6 +1,6 @@
 """Fleet throughput on a real PostgreSQL (prints; never asserts).
 
-    .venv/bin/python bench/fleet.py [--quick] [--url postgresql://...]
+    .venv/bin/python bench/fleet.py [--quick] [--url postgresql://...] [--ingest-only REPEATS]
 
 Without --url (or VTCODE_TEST_DATABASE_URL) it starts a throwaway cluster from the machine's
 PostgreSQL binaries, as the tests do. Two measurements, each with its baseline in the same run:
@@ -163,9 +163,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--url", default=os.environ.get("VTCODE_TEST_DATABASE_URL"))
+    ap.add_argument("--ingest-only", type=int, metavar="REPEATS", default=0)
     a = ap.parse_args()
     loops, steps, rows = (4, 2, 5_000) if a.quick else (4, 4, 50_000)
     with server(a.url) as admin:
+        for _ in range(a.ingest_only):  # the ingest alone, REPEATS times (each a fresh database)
+            ours, bare = ingest(admin, rows)
+            print(
+                f"ingest {rows} events: sync_session {ours:9.0f} rows/s, bare COPY {bare:9.0f}"
+                f" rows/s, ratio {ours / bare:.2f}"
+            )
+        if a.ingest_only:
+            return
         base = local_steps_per_second(loops * steps // 2)
         print(f"loop run --steps 1, back to back (no fleet): {base:6.2f} steps/s")
         for w in (1, 2, 4):

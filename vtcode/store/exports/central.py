@@ -16,8 +16,10 @@ with `sync_session` from the same log.
 from __future__ import annotations
 
 import contextlib
+import gc
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,46 +39,128 @@ _SYNC_AT = frozenset(
 )
 
 
-def _lines(
-    workspace: Path, session_id: str, offset: int
-) -> tuple[list[tuple[int, str, dict[str, Any]]], int]:
-    """The whole lines of the log from byte `offset` on, and the offset after the last one."""
+Line = tuple[int, bytes, dict[str, Any]]  # (seq, the line's exact bytes, its object)
+
+
+def _read(workspace: Path, session_id: str, offset: int) -> bytes:
     path = session_dir(workspace, session_id) / "events.jsonl"
     try:
         with open(open_own(path), "rb") as f:
             f.seek(offset)
-            raw = f.read()
+            return f.read()
     except FileNotFoundError:
-        return [], offset
-    out = []
-    pos = 0
-    while (end := raw.find(b"\n", pos)) != -1:
-        line = raw[pos:end]
+        return b""
+
+
+def _split(raw: bytes) -> list[bytes]:
+    """The whole lines of `raw` (a final fragment without its newline is not one yet)."""
+    whole = raw.rfind(b"\n") + 1
+    return raw[: whole - 1].split(b"\n") if whole else []
+
+
+def _parse(parts: list[bytes]) -> tuple[list[Line], int]:
+    """The lines of `parts` before the first torn or invalid one (blank ones skipped), and how
+    many parts that consumed."""
+    try:
+        # The usual case, every line whole and valid: one comprehension, with the cyclic GC
+        # paused (50,000 fresh dicts would trigger ~70 collections that find nothing), a third
+        # of the cost of the loop below (bench/fleet.py).
+        with _gc_paused():
+            objs = [orjson.loads(p) for p in parts]
+            return [(int(o["seq"]), p, o) for p, o in zip(parts, objs, strict=True)], len(parts)
+    except (orjson.JSONDecodeError, ValueError, KeyError, TypeError):
+        pass
+    out: list[Line] = []
+    for n, line in enumerate(parts):
         if line.strip():
             try:
                 obj = orjson.loads(line)
                 seq = int(obj["seq"])
             except (orjson.JSONDecodeError, ValueError, KeyError, TypeError):
-                break  # a torn line: the local recovery owns it; copy what is whole before it
-            out.append((seq, line.decode("utf-8"), obj))
-        pos = end + 1
-    return out, offset + pos
+                return out, n  # torn: the local recovery owns it; copy what is whole before it
+            out.append((seq, line, obj))
+    return out, len(parts)
 
 
-_COPY_FROM = 200  # rows from which COPY into a scratch table beats one INSERT per row
+def _consumed(parts: list[bytes], used: int) -> int:
+    return sum(len(p) for p in parts[:used]) + used  # each with its newline
+
+
+def _lines(workspace: Path, session_id: str, offset: int) -> tuple[list[Line], int]:
+    """The whole lines of the log from byte `offset` on, and the offset after the last one."""
+    parts = _split(_read(workspace, session_id, offset))
+    rows, used = _parse(parts)
+    return rows, offset + _consumed(parts, used)
+
+
+_COPY_FROM = 200  # rows from which COPY beats one INSERT per row
+_CHUNK = 2048  # lines per COPY write in `_sync_copy`
+_INGEST_LOCK = 7342002  # with hashtext(session_id): one copier per session (db.py has 7342001)
+
+
+_NEEDS_ESCAPE = re.compile(rb"[\\\t\r\n]")
+_NEEDS_ESCAPE_TEXT = re.compile(r"[\\\t\r\n]")
+_NULL = "\\N"  # COPY text format's NULL
+
+
+def _copy_field(value: bytes) -> bytes:
+    """One field in COPY's text format: backslash, tab, CR and newline escaped."""
+    if _NEEDS_ESCAPE.search(value) is None:
+        return value
+    value = value.replace(b"\\", b"\\\\").replace(b"\t", b"\\t")
+    return value.replace(b"\r", b"\\r").replace(b"\n", b"\\n")
+
+
+def _copy_text(session_id: str, rows: list[Line]) -> bytes | None:
+    """The rows as one COPY text-format buffer (NULL is \\N), or None when a `ts` or `type` is
+    not a string (then psycopg's own adaptation decides, as for the small batches). A session
+    id needs no escaping (ids.py allows letters, digits, `_.-`)."""
+    out: list[bytes] = []
+    add = out.append
+    for seq, line, obj in rows:
+        ts = obj.get("ts")
+        kind = (obj.get("event") or {}).get("type", "")
+        if not (ts is None or type(ts) is str) or type(kind) is not str:
+            return None
+        stamp = _NULL if ts is None else ts
+        head = f"{session_id}\t{seq}\t{stamp}\t{kind}\t".encode()
+        if _NEEDS_ESCAPE_TEXT.search(kind) or (ts is not None and _NEEDS_ESCAPE_TEXT.search(ts)):
+            stamp_b = _NULL.encode() if ts is None else _copy_field(ts.encode())
+            kind_b = _copy_field(kind.encode())
+            head = b"\t".join((session_id.encode(), b"%d" % seq, stamp_b, kind_b, b""))
+        add(head)
+        add(_copy_field(line) if b"\\" in line or b"\t" in line or b"\r" in line else line)
+        add(b"\n")
+    return b"".join(out)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _insert(
-    conn: psycopg.Connection[tuple[object, ...]], rows: Sequence[tuple[object, ...]]
+    conn: psycopg.Connection[tuple[object, ...]], session_id: str, rows: list[Line]
 ) -> None:
-    """Insert what is not there yet: small batches row by row, large ones (a catch-up) by COPY
-    into a transaction-scoped scratch table, then one INSERT ... SELECT (bench/fleet.py)."""
+    """Insert what is not there yet: small batches row by row, large ones through a scratch
+    table and one INSERT ... ON CONFLICT DO NOTHING (the careful path: `_sync_copy` is the
+    usual one for a large batch)."""
+    tuples = [
+        (session_id, s, o.get("ts"), (o.get("event") or {}).get("type", ""), line.decode())
+        for s, line, o in rows
+    ]
     with conn.cursor() as cur:
         if len(rows) < _COPY_FROM:
             cur.executemany(
                 "INSERT INTO vtcode_events (session_id, seq, ts, type, line)"
                 " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                rows,
+                tuples,
             )
             return
         cur.execute(
@@ -84,11 +168,124 @@ def _insert(
             " ON COMMIT DELETE ROWS"
         )
         with cur.copy("COPY vtcode_events_in (session_id, seq, ts, type, line) FROM STDIN") as copy:
-            for row in rows:
+            for row in tuples:
                 copy.write_row(row)
         cur.execute(
             "INSERT INTO vtcode_events SELECT * FROM vtcode_events_in ON CONFLICT DO NOTHING"
         )
+
+
+def _locked_max_seq(conn: psycopg.Connection[tuple[object, ...]], session_id: str) -> int:
+    """Take the session's ingest lock (until the transaction ends), then its stored max seq:
+    every copier takes it, so no row above that max can appear before this one commits."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_INGEST_LOCK, session_id))
+    row = conn.execute(
+        "SELECT coalesce(max(seq), 0) FROM vtcode_events WHERE session_id = %s", (session_id,)
+    ).fetchone()
+    return int(row[0]) if row else 0  # type: ignore[call-overload]
+
+
+def _note_ends(rows: list[Line], summary: dict[str, Any]) -> None:
+    """What a thread.completed line says about the session, into `summary`."""
+    for _seq, _line, obj in rows:
+        ev = obj.get("event") or {}
+        if ev.get("type") == "thread.completed":
+            summary.update(
+                ended_at=obj.get("ts"),
+                subtype=ev.get("subtype"),
+                outcome_code=ev.get("outcome_code"),
+                num_turns=ev.get("num_turns"),
+                cost_usd=ev.get("total_cost_usd"),
+            )
+
+
+def _upsert_session(
+    conn: psycopg.Connection[tuple[object, ...]],
+    workspace: Path,
+    session_id: str,
+    loop_id: str | None,
+    host: str,
+    summary: dict[str, Any],
+) -> None:
+    conn.execute(
+        """INSERT INTO vtcode_sessions AS s (session_id, loop_id, host, workspace, started_at,
+               ended_at, subtype, outcome_code, num_turns, cost_usd, events)
+           VALUES (%(sid)s, %(loop)s, %(host)s, %(ws)s, %(started_at)s, %(ended_at)s,
+               %(subtype)s, %(outcome_code)s, %(num_turns)s, %(cost_usd)s,
+               (SELECT count(*) FROM vtcode_events WHERE session_id = %(sid)s))
+           ON CONFLICT (session_id) DO UPDATE SET
+               started_at = coalesce(s.started_at, EXCLUDED.started_at),
+               ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
+               subtype = coalesce(EXCLUDED.subtype, s.subtype),
+               outcome_code = coalesce(EXCLUDED.outcome_code, s.outcome_code),
+               num_turns = coalesce(EXCLUDED.num_turns, s.num_turns),
+               cost_usd = coalesce(EXCLUDED.cost_usd, s.cost_usd),
+               events = EXCLUDED.events""",
+        {
+            "sid": session_id,
+            "loop": loop_id,
+            "host": host,
+            "ws": str(workspace),
+            "started_at": None,
+            "ended_at": None,
+            "subtype": None,
+            "outcome_code": None,
+            "num_turns": None,
+            "cost_usd": None,
+            **summary,
+        },
+    )
+
+
+class _Careful(Exception):
+    """`_sync_copy` met what only the careful path handles; its transaction rolled back."""
+
+
+def _sync_copy(
+    conn: psycopg.Connection[tuple[object, ...]],
+    workspace: Path,
+    session_id: str,
+    parts: list[bytes],
+    offset: int,
+    *,
+    loop_id: str | None,
+    host: str,
+) -> tuple[int, int]:
+    """A large batch (a catch-up): one COPY straight into vtcode_events, written chunk by
+    chunk, so the server ingests a chunk while the next is parsed (bench/fleet.py: parsing in
+    Python costs about what the server's COPY does; overlapped, not added). The ingest lock
+    makes the rows above the max new. Raises `_Careful`, with nothing written, for a `ts` or
+    `type` that is not a string, for rows there already (a copier that does not take the
+    lock: an older vtcode), or when the first chunk holds no valid line."""
+    import psycopg
+
+    summary: dict[str, Any] = {}
+    inserted = used_total = 0
+    try:
+        with conn.transaction():
+            have = _locked_max_seq(conn, session_id)
+            sql = "COPY vtcode_events (session_id, seq, ts, type, line) FROM STDIN"
+            with conn.cursor() as cur, cur.copy(sql) as copy:
+                for start in range(0, len(parts), _CHUNK):
+                    chunk = parts[start : start + _CHUNK]
+                    rows, used = _parse(chunk)
+                    if start == 0:
+                        if not rows:
+                            raise _Careful
+                        summary["started_at"] = rows[0][2].get("ts") if offset == 0 else None
+                    _note_ends(rows, summary)
+                    text = _copy_text(session_id, [r for r in rows if r[0] > have])
+                    if text is None:
+                        raise _Careful
+                    copy.write(text)
+                    inserted += text.count(b"\n")
+                    used_total += used
+                    if used < len(chunk):
+                        break  # a torn line: the local recovery owns it
+            _upsert_session(conn, workspace, session_id, loop_id, host, summary)
+    except psycopg.errors.UniqueViolation:
+        raise _Careful from None
+    return inserted, offset + _consumed(parts, used_total)
 
 
 def sync_session(
@@ -101,59 +298,27 @@ def sync_session(
     offset: int = 0,
 ) -> tuple[int, int]:
     """Copy what the local log has (from byte `offset`, for a caller that follows the log) that
-    the database lacks; returns (rows inserted, the offset to pass next time)."""
-    lines, next_offset = _lines(workspace, session_id, offset)
+    the database lacks; returns (rows inserted, the offset to pass next time).
+
+    Every copier of a session first takes its ingest lock and reads its stored max seq, so two
+    copiers (the live exporter, the worker's catch-up, a re-run) never insert the same rows."""
+    parts = _split(_read(workspace, session_id, offset))
+    if len(parts) >= _COPY_FROM:
+        with contextlib.suppress(_Careful):
+            return _sync_copy(
+                conn, workspace, session_id, parts, offset, loop_id=loop_id, host=host
+            )
+    lines, used = _parse(parts)
+    next_offset = offset + _consumed(parts, used)
     if not lines:
         return 0, next_offset
     summary: dict[str, Any] = {"started_at": lines[0][2].get("ts") if offset == 0 else None}
-    for _seq, _line, obj in lines:
-        ev = obj.get("event") or {}
-        if ev.get("type") == "thread.completed":
-            summary.update(
-                ended_at=obj.get("ts"),
-                subtype=ev.get("subtype"),
-                outcome_code=ev.get("outcome_code"),
-                num_turns=ev.get("num_turns"),
-                cost_usd=ev.get("total_cost_usd"),
-            )
+    _note_ends(lines, summary)
     with conn.transaction():
-        have_row = conn.execute(
-            "SELECT coalesce(max(seq), 0) FROM vtcode_events WHERE session_id = %s", (session_id,)
-        ).fetchone()
-        have = int(have_row[0]) if have_row else 0  # type: ignore[call-overload]
-        new = [
-            (session_id, s, o.get("ts"), (o.get("event") or {}).get("type", ""), line)
-            for s, line, o in lines
-            if s > have
-        ]
-        _insert(conn, new)
-        conn.execute(
-            """INSERT INTO vtcode_sessions AS s (session_id, loop_id, host, workspace, started_at,
-                   ended_at, subtype, outcome_code, num_turns, cost_usd, events)
-               VALUES (%(sid)s, %(loop)s, %(host)s, %(ws)s, %(started_at)s, %(ended_at)s,
-                   %(subtype)s, %(outcome_code)s, %(num_turns)s, %(cost_usd)s,
-                   (SELECT count(*) FROM vtcode_events WHERE session_id = %(sid)s))
-               ON CONFLICT (session_id) DO UPDATE SET
-                   started_at = coalesce(s.started_at, EXCLUDED.started_at),
-                   ended_at = coalesce(EXCLUDED.ended_at, s.ended_at),
-                   subtype = coalesce(EXCLUDED.subtype, s.subtype),
-                   outcome_code = coalesce(EXCLUDED.outcome_code, s.outcome_code),
-                   num_turns = coalesce(EXCLUDED.num_turns, s.num_turns),
-                   cost_usd = coalesce(EXCLUDED.cost_usd, s.cost_usd),
-                   events = EXCLUDED.events""",
-            {
-                "sid": session_id,
-                "loop": loop_id,
-                "host": host,
-                "ws": str(workspace),
-                "ended_at": None,
-                "subtype": None,
-                "outcome_code": None,
-                "num_turns": None,
-                "cost_usd": None,
-                **summary,
-            },
-        )
+        have = _locked_max_seq(conn, session_id)
+        new = [row for row in lines if row[0] > have]
+        _insert(conn, session_id, new)
+        _upsert_session(conn, workspace, session_id, loop_id, host, summary)
     return len(new), next_offset
 
 
