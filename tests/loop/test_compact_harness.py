@@ -159,7 +159,7 @@ def test_a_small_model_gets_four_short_tools_and_the_files(
     system = first["messages"][0]["content"]
     assert "--- sum_to.py ---\ndef sum_to(n):\n    return sum(range(1, n))" in system
     assert "sk-do-not-send" not in json.dumps(first) and "a denied file" not in system
-    assert '{"name": "write_file", "arguments":' in system
+    assert '{"name": "exec_command", "arguments": {"command": "ls"}}' in system
     assert (tmp_path / "sum_to.py").read_text().endswith("range(n + 1))\n")
     recovered = [
         e["item"]["message"]

@@ -69,7 +69,10 @@ def system_prompt(
 
 def compact_system_prompt(workspace: Path, tools: Sequence[str], files: str) -> str:
     """The compact harness's prompt (`runtime/harness_profile.py`): for a model too small to
-    follow a long one. One example call to imitate, whole-file writes, the files inline."""
+    follow a long one. The call form, whole-file writes, the files inline. Its one example is a
+    call that is harmless when copied: qwen0.5b copies examples verbatim, and a write_file
+    example was written as `notes.txt` "first line" in 2 of the first 6 compact bench runs
+    (2026-12-06), instead of the fix."""
     lines = {
         "read_file": '- read_file {"path": P}: show a file',
         "write_file": '- write_file {"path": P, "content": TEXT}: create a file or replace its '
@@ -81,8 +84,8 @@ def compact_system_prompt(workspace: Path, tools: Sequence[str], files: str) -> 
     return f"""You are a coding agent. You work alone in the folder {workspace} \
 ({platform.system() or os.name}); nobody answers questions. Do the task yourself with these tools:
 {listed}
-To call a tool, reply with only the call as JSON, for example:
-{{"name": "write_file", "arguments": {{"path": "notes.txt", "content": "first line\\n"}}}}
+To call a tool, reply with only one JSON object in this form: {{"name": TOOL, "arguments": {{...}}}}
+For example {{"name": "exec_command", "arguments": {{"command": "ls"}}}} lists the folder.
 To change a file, write its whole new content with write_file. Only the names above are tools.
 When the task is done, reply with one short sentence saying what you did, and no JSON.
 
