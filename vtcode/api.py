@@ -103,18 +103,23 @@ def run(
     max_turns: int | None = None,
     max_budget_usd: float | None = None,
     on_event: EventCallback | None = None,
+    images: Sequence[str | Path] = (),
 ) -> RunSummary:
     """Run one headless session in `workspace`, as `vtcode exec PROMPT` does, and wait for it.
 
     The session is written under `workspace/.vtcode/sessions/` like any other; `on_event` gets
     each event in order once it is durable. No signal handlers are installed (the caller's
     process owns its signals). Raises `VtcodeError` (located message and hint) when the run
-    cannot start; nothing is written then.
+    cannot start; nothing is written then. `images` are files sent with the prompt, as
+    `exec -i` sends them (same types, caps and refusals, raised as `VtcodeError` before a
+    session exists).
     """
+    from vtcode.images import load_images
     from vtcode.runtime.exec_run import ExecRequest, run_exec
     from vtcode.runtime.hooks import default_hooks_factory
 
     root = Path(workspace)
+    attached = load_images([root / p for p in images], option="images")
     cfg = config if config is not None else load_config(root)
     sinks = () if on_event is None else (_CallbackExporter(on_event),)
     res = run_exec(
@@ -130,6 +135,7 @@ def run(
             sinks=sinks,
             install_signals=False,
             hooks_factory=default_hooks_factory,  # orientation, context, steering: as the CLI
+            images=attached,
         )
     )
     outcome = res.outcome

@@ -95,3 +95,21 @@ def test_load_config_reports_located_problems(tmp_path: Path) -> None:
     with pytest.raises(vtcode.ConfigInvalid) as info:
         vtcode.load_config(tmp_path)
     assert "vtcode.toml" in str(info.value) and "max_turns" in str(info.value)
+
+
+def test_run_sends_images_as_exec_i_does(tmp_path: Path) -> None:
+    (tmp_path / "dot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)
+    script = tmp_path / "s.toml"
+    turn = '[[turn]]\ntext = "A dot."\nstop_reason = "end_turn"\n'
+    script.write_text(turn)
+    with pytest.raises(vtcode.VtcodeError, match="takes no images"):
+        vtcode.run("look", workspace=tmp_path, script=str(script), images=["dot.png"])
+    assert vtcode.list_sessions(tmp_path) == []
+    with pytest.raises(vtcode.VtcodeError, match=r"images \S*nope\.png: no such file"):
+        vtcode.run("look", workspace=tmp_path, script=str(script), images=["nope.png"])
+    script.write_text("[provider]\nimages = true\n\n" + turn)
+    summary = vtcode.run("look", workspace=tmp_path, script=str(script), images=["dot.png"])
+    assert summary.ok, summary
+    session = tmp_path / ".vtcode" / "sessions" / summary.session_id
+    assert [p.suffix for p in (session / "images").iterdir()] == [".png"]
+    assert '"media_type":"image/png"' in (session / "transcript.jsonl").read_text()
