@@ -19,11 +19,7 @@ from typing import Any
 
 from transitions import EventData
 
-from vtcode.events.enums import (
-    InterjectionSource,
-    ToolCallStatus,
-    ToolOutcome,
-)
+from vtcode.events.enums import InterjectionSource, ToolCallStatus, ToolOutcome
 from vtcode.events.types import (
     InterjectedEvent,
     ThreadCompletedEvent,
