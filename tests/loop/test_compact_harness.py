@@ -250,9 +250,8 @@ def test_a_compact_run_caps_its_output_unless_the_table_says(
     minutes on a CPU. A compact run asks for 1,024 at most, unless the table sets its own."""
     home = tmp_path / ".home"
     home.mkdir()
-    (home / "config.toml").write_text(
-        f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\nmodel = "qwen0.5b"\n'
-    )
+    table = f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\n'
+    (home / "config.toml").write_text(table + 'model = "qwen0.5b"\n')
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
     code, _, err = _run(tmp_path)
     assert code == 0, err
@@ -262,9 +261,7 @@ def test_a_compact_run_caps_its_output_unless_the_table_says(
     code, _, err = _run(tmp_path, "--session-id", "second")
     assert code == 0, err
     assert sse_server.requests[1].json()["max_tokens"] == 256
-    (tmp_path / ".home" / "config.toml").write_text(
-        f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\nmodel = "gpt-4.1"\n'
-    )
+    (home / "config.toml").write_text(table + 'model = "gpt-4.1"\n')
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
     code, _, err = _run(tmp_path, "--session-id", "third")
     assert code == 0, err
