@@ -266,3 +266,28 @@ def test_a_compact_run_caps_its_output_unless_the_table_says(
     code, _, err = _run(tmp_path, "--session-id", "third")
     assert code == 0, err
     assert sse_server.requests[2].json()["max_tokens"] == 8192
+
+
+def test_a_read_with_an_extra_key_still_reads_and_a_write_with_one_is_refused(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b on answer-from-config (2026-12-06): read_file {"path", "content"} failed its
+    schema three times in a row. A read changes nothing, so its extra keys are dropped; a
+    write's are not (the call fails the full schema, and nothing is written)."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "config.ini").write_text("[server]\nport = 8443\n")
+    read = {"name": "read_file", "arguments": {"path": "config.ini", "content": "port = 1"}}
+    write = {"name": "write_file", "arguments": {"path": "a.txt", "content": "x", "mode": "w"}}
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(read))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(write))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("The port is 8443.")))
+    code, events, err = _run(tmp_path)
+    outputs = [
+        e["item"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    ]
+    assert outputs[0]["status"] == "completed" and "port = 8443" in outputs[0]["output"]
+    assert outputs[1]["status"] == "failed" and "'mode' was unexpected" in outputs[1]["output"]
+    assert not (tmp_path / "a.txt").exists()
+    assert code == 0, err

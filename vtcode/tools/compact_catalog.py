@@ -30,6 +30,12 @@ __all__ = ["COMPACT_TOOLS", "COMPACT_YIELD_MS", "CompactCatalog"]
 COMPACT_YIELD_MS = 120_000
 
 _STRING = {"type": "string", "minLength": 1}
+# The arguments the read-only tools take (their full schemas'); any other key a small model adds
+# to a read (qwen0.5b: read_file {"path": ..., "content": "server.port = 8443"}) is dropped.
+_READ_ARGUMENTS = {
+    "read_file": frozenset({"path", "offset", "limit"}),
+    "list_files": frozenset({"path", "recursive", "max_entries"}),
+}
 # JSON Schema keywords of the shown specs; none is an argument of a compact tool.
 _SCHEMA_WORDS = frozenset({"required", "type", "properties", "additionalProperties"})
 
@@ -74,11 +80,15 @@ class CompactCatalog:
     def complete(self, name: str, arguments: Any) -> Any:
         """The call's arguments with the defaults the compact view hides filled in, and without
         the schema words a small model copies from the spec into its call (qwen0.5b on
-        fix-typo: `{"command": "...", "required": ["command"]}`); every other key is kept, so
-        a real mistake still fails the full schema's check."""
+        fix-typo: `{"command": "...", "required": ["command"]}`), and of a read, any key it
+        does not take; a write's or a command's other keys are kept, so a real mistake there
+        still fails the full schema's check."""
         if name not in COMPACT_TOOLS or not isinstance(arguments, dict):
             return arguments
         args = {k: v for k, v in arguments.items() if k not in _SCHEMA_WORDS}
+        reads = _READ_ARGUMENTS.get(name)
+        if reads is not None:  # a read changes nothing: an extra key cannot change what it does
+            args = {k: v for k, v in args.items() if k in reads}
         if name == "exec_command" and "yield_time_ms" not in args:
             args["yield_time_ms"] = COMPACT_YIELD_MS
         return args
