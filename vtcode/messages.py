@@ -15,6 +15,10 @@ from vtcode.events.types import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
 
+# `Message.name` of the decision ledger a request carries after its history (a harness note, not
+# part of the conversation: `vtcode.context.ledger`); the replay provider's expectations skip it.
+LEDGER_NAME = "decision_ledger"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:

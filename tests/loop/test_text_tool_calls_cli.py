@@ -19,6 +19,12 @@ from syrupy.assertion import SnapshotAssertion
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.sdk_judge import judge_openai
+from vtcode.messages import LEDGER_NAME
+
+
+def _conversation(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A request's messages without the decision ledger note that ends it (context.ledger)."""
+    return [m for m in body["messages"] if m.get("name") != LEDGER_NAME]
 
 
 def chat_sse(
@@ -115,7 +121,7 @@ def test_a_call_written_as_text_runs_and_the_run_succeeds(
     judge_openai(first)
     judge_openai(second)
     # The history shows the model the call as a real tool call, and its result.
-    assistant, tool = second["messages"][-2:]
+    assistant, tool = _conversation(second)[-2:]
     assert assistant["content"] == "I will create the file."
     assert assistant["tool_calls"][0]["function"]["name"] == "write_file"
     assert tool["role"] == "tool" and tool["tool_call_id"] == assistant["tool_calls"][0]["id"]
@@ -260,7 +266,7 @@ def test_a_repeated_successful_write_says_so_and_how_to_finish(
     assert "already succeeded" not in first
     assert "this exact write_file call already succeeded" in second
     assert "one-line summary" in second
-    sent = sse_server.requests[2].json()["messages"][-1]
+    sent = _conversation(sse_server.requests[2].json())[-1]
     assert sent["role"] == "tool" and sent["content"] == second  # the log shows what it saw
 
 

@@ -38,7 +38,6 @@ class NoEffect:
 KeyStatus = Consumed | NoEffect
 
 _UPSTREAM_ONLY = "upstream's interactive full-auto profile; vtcode exec is always full-auto"
-_PENDING_25 = "not implemented yet (issue 25 items 3-4)"
 
 STATUS: dict[str, KeyStatus] = {
     # [agent]
@@ -121,10 +120,10 @@ STATUS: dict[str, KeyStatus] = {
     "context.dynamic.enabled": Consumed("vtcode.context.compactor"),
     "context.dynamic.persist_history": Consumed("vtcode.context.compactor"),
     "context.dynamic.retained_user_messages": Consumed("vtcode.context.compactor"),
-    "context.ledger.enabled": NoEffect(_PENDING_25),
-    "context.ledger.include_in_prompt": NoEffect(_PENDING_25),
-    "context.ledger.max_entries": NoEffect(_PENDING_25),
-    "context.ledger.preserve_in_compression": NoEffect(_PENDING_25),
+    "context.ledger.enabled": Consumed("vtcode.runtime.ledger_part"),
+    "context.ledger.include_in_prompt": Consumed("vtcode.runtime.ledger_part"),
+    "context.ledger.max_entries": Consumed("vtcode.runtime.ledger_part"),
+    "context.ledger.preserve_in_compression": Consumed("vtcode.runtime.ledger_part"),
     # [hooks.lifecycle]
     "hooks.lifecycle.session_start": Consumed("vtcode.hooks.config"),
     "hooks.lifecycle.session_end": Consumed("vtcode.hooks.config"),

@@ -125,6 +125,11 @@ class LoopHooks:
         hooks): it may be blocked, or context added after it."""
         return PromptVerdict()
 
+    def finish_request(self, request: ModelRequest) -> ModelRequest:
+        """The request as it goes out: a part may add what is not history (the decision
+        ledger after it); called before `before_request`, which sees the result."""
+        return request
+
     def before_request(self, request: ModelRequest) -> None:
         """Called right before each model request (context estimation, segment tracking)."""
 
@@ -137,6 +142,9 @@ class LoopHooks:
 
     def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
         return history
+
+    def compacted(self) -> None:
+        """Called on every part after a compaction replaced the history."""
 
     def edit_history(self, history: list[Message], recorder: Recorder) -> list[Message]:
         """Context editing before a request (tool-result clearing); the history as it goes out."""

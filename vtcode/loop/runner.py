@@ -262,7 +262,7 @@ class Runner:
             self.append(self.chat.pending)
             self.chat.pending = None
         self.history = self.hooks.edit_history(self.history, rec)
-        request = self._request()
+        request = self.hooks.finish_request(self._request())  # + the decision ledger
         self.hooks.before_request(request)
         text = rec.text()
         final_text = ""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from vtcode.events.types import Usage
 from vtcode.messages import (
+    LEDGER_NAME,
     Message,
     ModelRequest,
     ReasoningDelta,
@@ -81,7 +82,9 @@ def _chunks(text: str, size: int) -> Iterator[str]:
 
 
 def _newest(messages: tuple[Message, ...], role: str) -> Message | None:
-    return next((m for m in reversed(messages) if m.role == role), None)
+    """The newest message of `role` in the conversation (the decision ledger note a request
+    carries after its history is the harness's, not a message a script expects)."""
+    return next((m for m in reversed(messages) if m.role == role and m.name != LEDGER_NAME), None)
 
 
 def _excerpt(text: str) -> str:

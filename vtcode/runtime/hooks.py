@@ -22,6 +22,7 @@ from vtcode.loop.recorder import Recorder
 from vtcode.messages import Message, ModelRequest
 from vtcode.providers.base import Provider
 from vtcode.runtime.context_part import ContextPart
+from vtcode.runtime.ledger_part import make_part as make_ledger_part
 from vtcode.runtime.lifecycle_part import LifecycleHooksPart
 from vtcode.runtime.orient_part import make_part as make_orient_part
 from vtcode.runtime.session_hooks import PartWarnings, SessionHooks
@@ -57,6 +58,11 @@ class CompositeHooks(LoopHooks):
         blocked = next((v.blocked for v in verdicts if v.blocked is not None), None)
         return PromptVerdict(blocked, tuple(c for v in verdicts for c in v.context))
 
+    def finish_request(self, request: ModelRequest) -> ModelRequest:
+        for p in self.parts:
+            request = p.finish_request(request)
+        return request
+
     def before_request(self, request: ModelRequest) -> None:
         for p in self.parts:
             p.before_request(request)
@@ -71,7 +77,11 @@ class CompositeHooks(LoopHooks):
     def compact(self, history: list[Message], *, trigger: str, recorder: Recorder) -> list[Message]:
         for p in self.parts:
             if p.compacts():
-                return p.compact(history, trigger=trigger, recorder=recorder)
+                compacted = p.compact(history, trigger=trigger, recorder=recorder)
+                if compacted is not history:  # not skipped (a /compact that would not shrink)
+                    for q in self.parts:
+                        q.compacted()
+                return compacted
         return history
 
     def edit_history(self, history: list[Message], recorder: Recorder) -> list[Message]:
@@ -195,6 +205,9 @@ def default_hooks_factory(ctx: ExecContext) -> LoopHooks:
         forked_from=ctx.forked_from,
     )
     parts.extend(built.all())
+    ledger = make_ledger_part(ctx.config)
+    if ledger is not None:
+        parts.append(ledger)
     verifier = make_verify_part(ctx)
     if verifier is not None:
         parts.append(verifier)
