@@ -93,6 +93,14 @@ def test_not_in_the_prompt_or_disabled_sends_none(
     assert _ledgers(sse_server) == [None] * 4
 
 
+def test_the_compact_harness_sends_none(tmp_path: Path, sse_server: SSEServer) -> None:
+    configure(tmp_path, sse_server, '[agent.harness]\nprofile = "compact"\n')
+    _queue(sse_server)
+    code, _, stderr = run_exec(tmp_path, "write a.txt")
+    assert code == 0, stderr
+    assert _ledgers(sse_server) == [None] * 4
+
+
 def _compacting_run(tmp_path: Path, server: SSEServer, preserve: bool) -> list[str | None]:
     big = (("b" * 79) + "\n") * 300  # about 6,000 estimated tokens
     (tmp_path / "big.txt").write_text(big)

@@ -205,7 +205,7 @@ def default_hooks_factory(ctx: ExecContext) -> LoopHooks:
         forked_from=ctx.forked_from,
     )
     parts.extend(built.all())
-    ledger = make_ledger_part(ctx.config)
+    ledger = make_ledger_part(ctx.config, ctx.provider.model)
     if ledger is not None:
         parts.append(ledger)
     verifier = make_verify_part(ctx)

@@ -27,6 +27,7 @@ from vtcode.events.types import Usage
 from vtcode.loop.parts import LoopHooks, ToolHooks
 from vtcode.loop.recorder import Recorder
 from vtcode.messages import Message, ModelRequest
+from vtcode.runtime.harness_profile import choose_profile
 
 
 def _cut_args(raw: str) -> str:
@@ -37,14 +38,17 @@ def _cut_args(raw: str) -> str:
 __all__ = ["LedgerPart", "make_part"]
 
 
-def make_part(config: VtcodeConfig) -> LedgerPart | None:
-    """The part when `context.ledger.enabled` (else no ledger is kept at all)."""
+def make_part(config: VtcodeConfig, model: str) -> LedgerPart | None:
+    """The part when `context.ledger.enabled` (else no ledger is kept at all). The compact
+    harness for small models (`agent.harness.profile`) sends no ledger: it keeps only what its
+    bench runs showed a small model can use, and a note after the history is not among them."""
     ledger = config.context.ledger
     if not ledger.enabled:
         return None
+    compact = choose_profile(config.agent.harness.profile, model).compact
     return LedgerPart(
         max_entries=ledger.max_entries,
-        include_in_prompt=ledger.include_in_prompt,
+        include_in_prompt=ledger.include_in_prompt and not compact,
         preserve_in_compression=ledger.preserve_in_compression,
     )
 
