@@ -547,7 +547,9 @@ def test_an_exec_log_is_the_same_in_a_longer_checkout(tmp_path: Path) -> None:
         'arguments = { command = "pwd" }\n[[turn]]\ntext = "done"\n'
     )
     usages = []
-    for ws in (tmp_path / "w", tmp_path / ("deeper-folder" * 6) / "w"):
+    # Both paths are 100-999 bytes long: exec_command's record counts the output's bytes
+    # (`total_output_bytes`), and a count with one more digit is a byte no path rule can hide.
+    for ws in (tmp_path / ("x" * 60) / "w", tmp_path / ("deeper-folder" * 6) / "w"):
         ws.mkdir(parents=True)
         proc = vtcode(["exec", "--json", "--script", str(script), "-q", "go"], ws)
         assert proc.returncode == 0, proc.stderr
