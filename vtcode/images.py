@@ -17,6 +17,7 @@ from typing import Literal
 
 from vtcode.errors import UsageError
 from vtcode.messages import Image
+from vtcode.ownfile import read_fd
 
 __all__ = ["MAX_IMAGES", "MAX_IMAGE_BYTES", "ImageType", "load_image", "load_images", "sniff"]
 
@@ -88,14 +89,6 @@ def _read_regular(path: Path, limit: int) -> bytes:
             raise IsADirectoryError(errno.EISDIR, "is a folder")
         if not stat.S_ISREG(mode):
             raise OSError(errno.EINVAL, "not a regular file")
-        chunks: list[bytes] = []
-        got = 0
-        while got < limit:
-            chunk = os.read(fd, min(1 << 20, limit - got))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
+        return read_fd(fd, limit)
     finally:
         os.close(fd)

@@ -99,6 +99,20 @@ def _lkind(path: Path | str) -> str:
         return "not a regular file"
 
 
+def read_fd(fd: int, limit: int) -> bytes:
+    """At most `limit` bytes from `fd`, read in 1 MiB pieces until end of file (the one read
+    loop of every bounded read: own files here, `-i` images in vtcode/images.py)."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < limit:
+        chunk = os.read(fd, min(1 << 20, limit - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
 def read_own(path: Path | str, limit: int) -> bytes:
     """The whole content of regular file `path`, at most `limit` bytes; a larger file is
     refused (`OwnFileRefused`) rather than cut, so no caller mistakes a part for the whole."""
@@ -107,17 +121,10 @@ def read_own(path: Path | str, limit: int) -> bytes:
         size = os.fstat(fd).st_size
         if size > limit:
             raise _refused(path, f"{size} bytes, larger than the {limit} vtcode reads here")
-        chunks: list[bytes] = []
-        got = 0
-        while got <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - got))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        if got > limit:
+        data = read_fd(fd, limit + 1)
+        if len(data) > limit:
             raise _refused(path, f"larger than the {limit} bytes vtcode reads here")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
@@ -134,14 +141,6 @@ def read_own_prefix_stat(path: Path | str, limit: int) -> tuple[bytes, os.stat_r
     fd = open_own(path)
     try:
         st = os.fstat(fd)
-        chunks: list[bytes] = []
-        got = 0
-        while got < limit:
-            chunk = os.read(fd, min(1 << 20, limit - got))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks), st
+        return read_fd(fd, limit), st
     finally:
         os.close(fd)
