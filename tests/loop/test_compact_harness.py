@@ -291,3 +291,33 @@ def test_a_read_with_an_extra_key_still_reads_and_a_write_with_one_is_refused(
     assert outputs[1]["status"] == "failed" and "'mode' was unexpected" in outputs[1]["output"]
     assert not (tmp_path / "a.txt").exists()
     assert code == 0, err
+
+
+def test_a_run_whose_every_call_was_refused_is_never_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b with the full harness on fix-typo (2026-12-06): four exec_command calls with an
+    argument the tool does not take, each refused before running, then the answer "}": the run
+    said success. A run in which nothing ran ends unfinished_no_action, in every profile."""
+    _config(tmp_path, sse_server, "qwen0.5b", '[agent.harness]\nprofile = "full"\n')
+    bad = {"name": "exec_command", "arguments": {"command": "ls", "timeout_seconds": 5}}
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(bad))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("}")))
+    code, events, err = _run(tmp_path)
+    done = events[-1]
+    assert done["type"] == "thread.completed" and done["outcome_code"] == "unfinished_no_action"
+    assert code == 1, err
+
+
+def test_a_call_that_ran_and_failed_still_lets_the_run_answer(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The rule above is about calls that never ran: a command that ran and exited 1 (the
+    tests fail, and the answer says why) is work done, and the run may succeed."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    call = {"name": "exec_command", "arguments": {"command": "echo failing; exit 1"}}
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(call))))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("The command fails: it prints failing.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    assert events[-1]["outcome_code"] == "success"

@@ -182,6 +182,11 @@ class LimitWatch:
         self.succeeded_writes: set[str] = set()
         self.idle_turns = 0  # consecutive responses with no tool call
         self.succeeded_calls = 0  # tool calls that succeeded, the whole run (never reset)
+        self.attempted_calls = 0  # tool calls the model made, this run
+        # of those, the well-formed ones: a known tool with valid arguments (it ran, or a
+        # permission rule or hook refused it on purpose)
+        self.well_formed_calls = 0
+        self.text_calls = 0  # calls the harness read from the model's text (text_turn.py)
 
     def saw_response(self, *, had_tool_calls: bool) -> None:
         self.idle_turns = 0 if had_tool_calls else self.idle_turns + 1

@@ -78,6 +78,7 @@ def recover_calls(
         error_category=CALL_IN_TEXT,
     )
     pairs: list[tuple[StreamingToolCall, ToolCall]] = []
+    self.watch.text_calls += len(calls)
     for i, c in enumerate(calls):
         call_id = f"call_text_{self.turns_executed}_{i}"
         sc = self.recorder.tool_call(c.name, call_id, self.tools.item_kind(c.name))
@@ -103,6 +104,22 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         _nudge(self, CALL_IN_TEXT, _call_nudge(why, _tool_names(self)))
         return True
     ran_tools = any(m.role == "tool" for m in self.history)
+    if self.watch.text_calls and not self.watch.well_formed_calls:
+        # Every call it made was malformed (an unknown tool, invalid arguments), so nothing
+        # ran, and now it ends: whatever it says, it did nothing. qwen0.5b, full harness,
+        # fix-typo (2026-12-06): four exec_command calls with a made-up argument, then "}".
+        # Only for a model that writes its calls as text (the small-model failure): a native
+        # call to an unknown tool, then an answer, is upstream's invalid_tool scenario and
+        # stays a success. A call a permission rule or hook refused is never malformed.
+        self.machine.responded(
+            facts=self.facts(),
+            ending=Outcome(
+                OutcomeKind.UNFINISHED_NO_ACTION,
+                detail=f"all {self.watch.attempted_calls} tool calls of the run were malformed "
+                "(unknown tool or invalid arguments); nothing ran",
+            ),
+        )
+        return True
     if not self.watch.succeeded_calls and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
         # Told to act, it never did (or every call it made failed): whatever it now says
         # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was

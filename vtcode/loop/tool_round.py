@@ -35,6 +35,11 @@ REPEATED_WRITE_NOTE = (
 )
 
 
+# A call refused for what the model wrote (an unknown tool, arguments that are not JSON or fail
+# the schema, past the per-turn cap), not by a permission rule or hook.
+_MALFORMED = frozenset({ToolOutcome.INVALID_TOOL, ToolOutcome.ERROR})
+
+
 def step_tools(self: Runner) -> None:
     """The `tool` state's work: run the calls of the last response, in order, then assess."""
     rec = self.recorder
@@ -119,6 +124,9 @@ def step_tools(self: Runner) -> None:
         )
         had_output = had_output or result.outcome is ToolOutcome.SUCCESS
         self.watch.succeeded_calls += result.outcome is ToolOutcome.SUCCESS
+        self.watch.attempted_calls += 1
+        malformed = result.rejected and result.outcome in _MALFORMED
+        self.watch.well_formed_calls += not malformed
         if call.name not in POLLING_TOOLS:
             signature_parts.append(
                 f"{call.name}\x00{call.arguments}\x00{result.status}\x00{result.exit_code}"
