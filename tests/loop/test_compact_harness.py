@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, raw_events, vtcode
-from tests.loop.test_text_tool_calls_cli import chat_sse
+from tests.loop.test_text_tool_calls_cli import _config, chat_sse
 from vtcode.config.model import HarnessProfile
 from vtcode.runtime.harness_profile import (
     INLINE_BUDGET_CHARS,
@@ -106,21 +106,6 @@ def test_inline_files_stays_within_its_budget(tmp_path: Path) -> None:
     text = inline_files(tmp_path, _read(tmp_path))
     assert len(text) < INLINE_BUDGET_CHARS + 1500  # the shown files, then names only
     assert "Other files (read_file shows them): " in text
-
-
-def _config(tmp_path: Path, server: SSEServer, model: str, extra: str = "") -> None:
-    home = tmp_path / ".home"
-    home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(
-        f"""
-[providers.local]
-kind = "openai"
-base_url = "{server.url}/v1"
-model = "{model}"
-max_output_tokens = 256
-{extra}
-"""
-    )
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:

@@ -61,7 +61,8 @@ def chat_sse(
     return "".join(parts).encode()
 
 
-def _config(tmp_path: Path, server: SSEServer) -> None:
+def _config(tmp_path: Path, server: SSEServer, model: str = "qwen0.5b", extra: str = "") -> None:
+    """A `local` provider table (llama.cpp-shaped server at `server`) in the run's home."""
     home = tmp_path / ".home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(
@@ -69,8 +70,9 @@ def _config(tmp_path: Path, server: SSEServer) -> None:
 [providers.local]
 kind = "openai"
 base_url = "{server.url}/v1"
-model = "qwen0.5b"
+model = "{model}"
 max_output_tokens = 256
+{extra}
 """
     )
 

@@ -78,7 +78,6 @@ def model_params_from_name(model: str) -> float | None:
 @dataclass(frozen=True, slots=True)
 class ChosenProfile:
     compact: bool
-    reason: str  # for the run record and `--json` readers: why this profile
 
     @property
     def view(self) -> CatalogView | None:
@@ -94,13 +93,11 @@ def apply_to_provider(profile: ChosenProfile, provider: Provider) -> None:
 
 def choose_profile(setting: HarnessProfile, model: str) -> ChosenProfile:
     if setting is HarnessProfile.COMPACT:
-        return ChosenProfile(True, "agent.harness.profile = compact")
+        return ChosenProfile(True)
     if setting is HarnessProfile.FULL:
-        return ChosenProfile(False, "agent.harness.profile = full")
+        return ChosenProfile(False)
     params = model_params_from_name(model)
-    if params is not None and params < SMALL_MODEL_MAX_PARAMS:
-        return ChosenProfile(True, f"auto: the model name {model!r} states {params / 1e9:g}B")
-    return ChosenProfile(False, "auto: the model name states no size below 4B")
+    return ChosenProfile(params is not None and params < SMALL_MODEL_MAX_PARAMS)
 
 
 def _candidates(workspace: Path) -> list[tuple[str, int]]:
