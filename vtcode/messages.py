@@ -141,6 +141,7 @@ class ModelRequest:
     max_output_tokens: int | None = None
     purpose: Literal["turn", "summary"] = "turn"
     output_schema: OutputSchema | None = None  # the final answer's shape, when one is asked for
+    temperature: float | None = None  # None: the server's default (set by the compact lead-in)
 
 
 # Stream events: what a provider yields while a response streams in.

@@ -68,7 +68,7 @@ def test_inline_files_shows_small_text_and_names_the_rest(tmp_path: Path) -> Non
     (tmp_path / "pkg" / "m.py").write_text("X = 2\n")
     (tmp_path / "big.txt").write_text("y\n" * 5000)
     text = inline_files(tmp_path, _read(tmp_path))
-    assert "--- a.py ---\nprint(1)\n" in text and "--- pkg/m.py ---\nX = 2\n" in text
+    assert "a.py\n```\nprint(1)\n```\n" in text and "pkg/m.py\n```\nX = 2\n```\n" in text
     assert "big.txt (10000 bytes)" in text and "y\ny" not in text
 
 
@@ -105,7 +105,7 @@ def test_inline_files_stays_within_its_budget(tmp_path: Path) -> None:
         (tmp_path / f"f{i:02}.txt").write_text(f"{i}\n" * 400)
     text = inline_files(tmp_path, _read(tmp_path))
     assert len(text) < INLINE_BUDGET_CHARS + 1500  # the shown files, then names only
-    assert "Other files (read_file shows them): " in text
+    assert "Other files (too big to show here): " in text
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:
@@ -117,9 +117,13 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:
     return proc.returncode, raw_events(proc.stdout), proc.stderr
 
 
-def test_a_small_model_gets_four_short_tools_and_the_files(
+def test_a_small_model_gets_the_example_and_the_files_and_no_specs(
     tmp_path: Path, sse_server: SSEServer
 ) -> None:
+    """The compact request (loop/lead_in.py): the system prompt teaches the file-block form, an
+    example exchange follows, then the task's message with the files in that same form; no tool
+    specs (with them, llama.cpp's template made qwen0.5b answer "Done."), temperature 0.2. A
+    call written as JSON text still runs against the compact catalog."""
     _config(tmp_path, sse_server, "qwen0.5b")
     (tmp_path / "sum_to.py").write_text("def sum_to(n):\n    return sum(range(1, n))\n")
     (tmp_path / ".env").write_text("TOKEN=sk-do-not-send\n")
@@ -137,14 +141,17 @@ def test_a_small_model_gets_four_short_tools_and_the_files(
     code, events, err = _run(tmp_path)
     assert code == 0, err
     first = sse_server.requests[0].json()
-    tools = {t["function"]["name"]: t["function"] for t in first["tools"]}
-    assert sorted(tools) == COMPACT
-    assert tools["exec_command"]["parameters"]["required"] == ["command"]
-    assert set(tools["exec_command"]["parameters"]["properties"]) == {"command"}
+    assert not first.get("tools") and first["temperature"] == 0.2
+    roles = [m["role"] for m in first["messages"]]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
     system = first["messages"][0]["content"]
-    assert "--- sum_to.py ---\ndef sum_to(n):\n    return sum(range(1, n))" in system
-    assert "sk-do-not-send" not in json.dumps(first) and "a denied file" not in system
-    assert '{"name": "exec_command", "arguments": {"command": "ls"}}' in system
+    assert str(tmp_path) in system and "fenced code block" in system and "```sh" in system
+    assert first["messages"][2]["content"].startswith("greeting.txt\n```\nHello, world\n```")
+    task = first["messages"][-1]["content"]
+    assert task.startswith("The folder holds these files:\n\n")
+    assert "sum_to.py\n```\ndef sum_to(n):\n    return sum(range(1, n))\n```" in task
+    assert task.endswith("\n\nTask: Fix it")
+    assert "sk-do-not-send" not in json.dumps(first) and "a denied file" not in json.dumps(first)
     assert (tmp_path / "sum_to.py").read_text().endswith("range(n + 1))\n")
     recovered = [
         e["item"]["message"]
@@ -156,6 +163,10 @@ def test_a_small_model_gets_four_short_tools_and_the_files(
     ]
     done = events[-1]
     assert done["type"] == "thread.completed" and done["subtype"] == "success"
+    # the session keeps the task as written: the lead-in is only in the requests
+    assert "The folder holds" not in json.dumps(events)
+    second = sse_server.requests[1].json()["messages"]
+    assert second[-1]["role"] == "tool" and second[-2]["tool_calls"]
 
 
 def test_a_small_model_cannot_call_a_tool_it_was_not_offered(
@@ -184,7 +195,8 @@ def test_full_profile_and_a_large_model_keep_the_whole_catalog(
     first = sse_server.requests[0].json()
     names = {t["function"]["name"] for t in first["tools"]}
     assert {"apply_patch", "write_stdin", "grep"} <= names
-    assert "SECRET_LOOKING" not in first["messages"][0]["content"]  # no files inline
+    assert "SECRET_LOOKING" not in json.dumps(first["messages"])  # no files inline
+    assert len(first["messages"]) == 2 and "temperature" not in first  # no lead-in
 
 
 def test_a_command_result_reads_as_output_and_exit_code_and_schema_words_are_dropped(
@@ -228,6 +240,13 @@ def test_after_a_nudge_only_failed_calls_never_make_a_success(
     assert done["outcome_code"] == "unfinished_no_action" and code == 1, err
 
 
+# An answer, not a claim: a compact run nudges a short reply made before any tool ran.
+ANSWER = (
+    "There is nothing to change here: the folder holds no file the task names, so no file was "
+    "written and no command was run, and the task cannot be done with what is in the folder."
+)
+
+
 def test_a_compact_run_caps_its_output_unless_the_table_says(
     tmp_path: Path, sse_server: SSEServer
 ) -> None:
@@ -237,12 +256,12 @@ def test_a_compact_run_caps_its_output_unless_the_table_says(
     home.mkdir()
     table = f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\n'
     (home / "config.toml").write_text(table + 'model = "qwen0.5b"\n')
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(ANSWER)))
     code, _, err = _run(tmp_path)
     assert code == 0, err
     assert sse_server.requests[0].json()["max_tokens"] == 1024
     _config(tmp_path, sse_server, "qwen0.5b")  # max_output_tokens = 256 in the table
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(ANSWER)))
     code, _, err = _run(tmp_path, "--session-id", "second")
     assert code == 0, err
     assert sse_server.requests[1].json()["max_tokens"] == 256

@@ -48,7 +48,8 @@ def test_listing_does_not_follow_a_symlinked_folder(tmp_path: Path) -> None:
 
 
 def test_first_request_carries_the_prompt(tmp_path: Path, sse_server: SSEServer) -> None:
-    _config(tmp_path, sse_server)
+    # the full harness's prompt (a small model's own is tests/loop/test_compact_harness.py)
+    _config(tmp_path, sse_server, "qwen0.5b", '[agent.harness]\nprofile = "full"\n')
     (tmp_path / "notes.md").write_text("x")
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Nothing to do.")))
     proc = vtcode(

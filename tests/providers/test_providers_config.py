@@ -37,6 +37,9 @@ def user_config(tmp_path: Path, text: str) -> None:
     (home / "config.toml").write_text(text)
 
 
+FULL_HARNESS = '[agent.harness]\nprofile = "full"\n'
+
+
 def local_table(server: SSEServer, kind: str = "openai", extra: str = "") -> str:
     base = server.url + ("/v1" if kind == "openai" else "")
     return f"""
@@ -173,7 +176,9 @@ def test_anthropic_table_tool_use_without_input_on_block_start(
     tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
 ) -> None:
     (tmp_path / "NOTES.md").write_text("hello\n")
-    user_config(tmp_path, local_table(sse_server, kind="anthropic"))
+    # the full harness: a compact run sends no tool specs, and Anthropic's wire then carries
+    # earlier tool_use blocks as text (tests/loop/test_compact_harness.py)
+    user_config(tmp_path, FULL_HARNESS + local_table(sse_server, kind="anthropic"))
     sse_server.queue(ScriptedReply.sse_file("llamacpp_anthropic_tool_use.sse", 19))
     sse_server.queue(ScriptedReply.sse_file("llamacpp_anthropic_text.sse", 19))
     code, events, stderr = exec_json(tmp_path, "Read NOTES.md")

@@ -21,7 +21,7 @@ from openai.types.responses import ResponseStreamEvent
 from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
 from pydantic import TypeAdapter
 from syrupy.assertion import SnapshotAssertion
-from test_providers_config import exec_json, local_table, user_config
+from test_providers_config import FULL_HARNESS, exec_json, local_table, user_config
 
 from tests.conftest import SSE_FIXTURES, ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, vtcode
@@ -166,7 +166,7 @@ def test_tool_call_turn_sends_reasoning_and_call_back_through_the_cli(
     tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
 ) -> None:
     (tmp_path / "NOTES.md").write_text("hello\n")
-    user_config(tmp_path, _responses_table(sse_server))
+    user_config(tmp_path, FULL_HARNESS + _responses_table(sse_server))  # tool specs sent
     sse_server.queue(
         ScriptedReply.sse_file("responses_reasoning_tool_call.sse", 97),
         ScriptedReply.sse_file("responses_text.sse", 97),
@@ -182,7 +182,7 @@ def test_tool_call_turn_sends_reasoning_and_call_back_through_the_cli(
         assert body["max_output_tokens"] == 256 + 8192  # the table's cap + medium's budget
         assert {t["name"] for t in body["tools"]} >= {"read_file"}
     assert first["input"] == [{"role": "user", "content": "Read NOTES.md"}]
-    reasoning, call, output = second["input"][1:]
+    reasoning, call, output = second["input"][1:4]  # (then the full harness's decision ledger)
     assert reasoning == {
         "type": "reasoning",
         "id": "rs_01",

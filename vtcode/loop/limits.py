@@ -182,6 +182,10 @@ class LimitWatch:
         self.succeeded_writes: set[str] = set()
         self.idle_turns = 0  # consecutive responses with no tool call
         self.succeeded_calls = 0  # tool calls that succeeded, the whole run (never reset)
+        # calls that ran (a command that failed is work done), except writes that changed no
+        # file (a write of a file's own content: qwen0.5b rewrites the files it is shown)
+        self.effective_calls = 0
+        self.noop_writes = 0  # writes that succeeded and changed nothing
         self.attempted_calls = 0  # tool calls the model made, this run
         # of those, the well-formed ones: a known tool with valid arguments (it ran, or a
         # permission rule or hook refused it on purpose)

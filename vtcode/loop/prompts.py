@@ -67,27 +67,25 @@ def system_prompt(
     return "\n\n".join(parts)
 
 
-def compact_system_prompt(workspace: Path, tools: Sequence[str], files: str) -> str:
+def compact_system_prompt(workspace: Path, tools: Sequence[str]) -> str:
     """The compact harness's prompt (`runtime/harness_profile.py`): for a model too small to
-    follow a long one. The call form, whole-file writes, the files inline. Its one example is a
-    call that is harmless when copied: qwen0.5b copies examples verbatim, and a write_file
-    example was written as `notes.txt` "first line" in 2 of the first 6 compact bench runs
-    (2026-12-06), instead of the fix."""
-    lines = {
-        "read_file": '- read_file {"path": P}: show a file',
-        "write_file": '- write_file {"path": P, "content": TEXT}: create a file or replace its '
-        "whole content",
-        "exec_command": '- exec_command {"command": C}: run a shell command, see its output',
-        "list_files": '- list_files {"path": P}: list a folder',
-    }
-    listed = "\n".join(lines.get(t, f"- {t}") for t in tools) or "(none)"
-    return f"""You are a coding agent. You work alone in the folder {workspace} \
-({platform.system() or os.name}); nobody answers questions. Do the task yourself with these tools:
-{listed}
-To call a tool, reply with only one JSON object in this form: {{"name": TOOL, "arguments": {{...}}}}
-For example {{"name": "exec_command", "arguments": {{"command": "ls"}}}} lists the folder.
-To change a file, write its whole new content with write_file. Only the names above are tools.
-When the task is done, reply with one short sentence saying what you did, and no JSON.
-
-The files in the folder now:
-{files or "(none)"}"""
+    follow a long one or to write a file into a JSON string. It teaches the file-block form
+    (`loop/file_blocks.py`) and nothing else; the example exchange and the files follow it in
+    the request (`loop/lead_in.py`). Every sentence added to it in a replay of a recorded
+    request (a closing "reply with one short sentence", the tool names) made qwen0.5b answer
+    "Done." more often instead of writing the file (docs/eval.md, "Fourth pass")."""
+    where = f"the folder {workspace} ({platform.system() or os.name})"
+    how = []
+    if "write_file" in tools:
+        how.append(
+            "To create or change a file, write its path on a line by itself, then the file's "
+            "complete new content in a fenced code block:\n\nhello.txt\n```\nHello\n```"
+        )
+    if "exec_command" in tools:
+        how.append("To run a shell command, write it in a ```sh block.")
+    if not how:
+        how.append("You cannot change files or run commands here: answer from the files shown.")
+    return (
+        f"You are a coding agent working in {where}. You change files by writing them out "
+        f"whole.\n\n" + "\n\n".join(how) + " Write only what is needed, then stop."
+    )

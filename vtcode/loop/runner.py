@@ -31,6 +31,7 @@ from vtcode.loop.call_cap import CallCap
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.continuation import Continuation
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
+from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.limits import Budget, Limits, LimitWatch
 from vtcode.loop.outcomes import (
     Outcome,
@@ -102,6 +103,7 @@ class Runner:
         workspace: Path | None = None,
         user_turns: UserTurns | None = None,
         output_schema: OutputSchema | None = None,
+        lead_in: LeadIn | None = None,
     ) -> None:
         self.session_id = session_id
         self.thread_id = thread_id or session_id
@@ -111,6 +113,7 @@ class Runner:
         self.cancel = cancel or CancelToken()
         self.recorder = Recorder(self._shielded(emit), first_item_index=first_item_index)
         self._system_prompt = system_prompt
+        self.lead_in = lead_in  # a compact run's request shape; its replies' file blocks are read
         self.history: list[Message] = list(history or [])
         self.prompt = prompt
         self.hooks = hooks or LoopHooks()
@@ -224,13 +227,14 @@ class Runner:
         self.append(message)
 
     def _request(self) -> ModelRequest:
-        messages = (Message(role="system", content=self.system), *self.history)
+        history = self.history if (lead := self.lead_in) is None else lead.shape(self.history)
         return ModelRequest(
             model=self.provider.model,
-            messages=messages,
-            tools=tuple(self.tools.catalog()),
+            messages=(Message(role="system", content=self.system), *history),
+            tools=tuple(self.tools.catalog()) if lead is None else (),  # see loop/lead_in.py
             reasoning_effort=self.reasoning_effort,
             output_schema=self.output_schema,
+            temperature=None if lead is None else lead.temperature,
         )
 
     def _plan_stream(self) -> StreamingPlan | None:

@@ -12,8 +12,12 @@ Three cases, for every provider alike (issue 28):
   `tool_call_in_text`, and a user message naming the tools); if it answers the same way again,
   or a limit leaves no room, the run ends `malformed_tool_call` (error_during_execution, exit 1);
 - the run ends before any tool ran with a reply that only announces work ("Let me read the
-  file:", "I'll fix it"): one nudge to use the tools (category `no_action`), unless
+  file:", "I'll fix it"), or, in a compact run (`loop/lead_in.py`), with any short reply
+  ("Done."): one nudge to use the tools (category `no_action`), unless
   `agent.harness.continuation_policy = "off"`.
+
+A compact run also reads files and commands written as fenced blocks (`loop/file_blocks.py`),
+the form its example teaches, when the reply holds no JSON call.
 
 After either nudge, a final answer with still no tool run ends `unfinished_no_action`
 (error_during_execution, exit 1): the model was told the task needs a tool and never used one,
@@ -25,12 +29,14 @@ Interactive runs only recover calls: a person reads each answer and can say what
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from vtcode.events.enums import HarnessEventKind
+from vtcode.loop.file_blocks import scan_file_blocks
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
-from vtcode.loop.text_calls import scan_text_calls
+from vtcode.loop.text_calls import MAX_PROSE_CHARS, scan_text_calls
 from vtcode.messages import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -41,6 +47,21 @@ __all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls"]
 CALL_IN_TEXT = "tool_call_in_text"
 NO_ACTION = "no_action"
 _MAX_LISTED_TOOLS = 24
+_TOOL_NUDGE = (
+    "You have not used any tool yet, so nothing in the workspace has changed. If the task asks "
+    "for a change or a fact from the files, call a tool now. If it is really done, reply with a "
+    "one-line summary."
+)
+_BLOCK_NUDGE = (  # a compact run: the form its example taught (loop/file_blocks.py)
+    "Nothing has been written or run yet, so nothing in the folder has changed. Write each file "
+    "the task needs as its path on a line by itself, then its whole new content in a fenced "
+    "code block."
+)
+_CLAIM = re.compile(
+    r"\b(done|fixed|finished|complete[ds]?|created|updated|changed|wrote|written|saved|added|"
+    r"removed|renamed|edited|modified|corrected|implemented)\b",
+    re.IGNORECASE,
+)
 _INTENT_PHRASES = ("let me ", "let's ", "i will ", "i'll ", "i am going to ", "i'm going to ")
 
 
@@ -57,11 +78,15 @@ def recover_calls(
     is a small model's runaway list of calls, each after the first written without a result
     (seen on qwen0.5b: a repeated write, a read, a listing, a patch of nonsense, until the cap).
     """
-    scan = scan_text_calls(content, set(_tool_names(self)))
-    if not scan.calls:
+    catalog = set(_tool_names(self))
+    scan = scan_text_calls(content, catalog)
+    found, said = scan.calls, scan.prose
+    if not found and self.lead_in is not None:  # a compact run: the form its example taught
+        found, said = scan_file_blocks(content, catalog, ended=not cut_off), content
+    if not found:
         return content, []
-    calls = scan.calls[:1] if cut_off else scan.calls
-    skipped = len(scan.calls) - len(calls)
+    calls = found[:1] if cut_off else found
+    skipped = len(found) - len(calls)
     repairs = sorted({r for c in calls for r in c.repairs})
     names = ", ".join(c.name for c in calls)
     self.recorder.harness(
@@ -84,7 +109,7 @@ def recover_calls(
         sc = self.recorder.tool_call(c.name, call_id, self.tools.item_kind(c.name))
         sc.push(c.arguments)
         pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
-    return scan.prose, pairs
+    return said, pairs
 
 
 def end_or_nudge(self: Runner, content: str) -> bool:
@@ -103,7 +128,13 @@ def end_or_nudge(self: Runner, content: str) -> bool:
             return True
         _nudge(self, CALL_IN_TEXT, _call_nudge(why, _tool_names(self)))
         return True
-    ran_tools = any(m.role == "tool" for m in self.history)
+    # A compact run's model rewrites the files it is shown: a write that changed nothing is no
+    # work done there (loop/lead_in.py).
+    ran_tools = (
+        self.watch.effective_calls > 0
+        if self.lead_in
+        else any(m.role == "tool" for m in self.history)
+    )
     if self.watch.text_calls and not self.watch.well_formed_calls:
         # Every call it made was malformed (an unknown tool, invalid arguments), so nothing
         # ran, and now it ends: whatever it says, it did nothing. qwen0.5b, full harness,
@@ -120,7 +151,8 @@ def end_or_nudge(self: Runner, content: str) -> bool:
             ),
         )
         return True
-    if not self.watch.succeeded_calls and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
+    done = self.watch.succeeded_calls - (self.watch.noop_writes if self.lead_in else 0)
+    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
         # Told to act, it never did (or every call it made failed): whatever it now says
         # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was
         # done or checked.
@@ -133,17 +165,13 @@ def end_or_nudge(self: Runner, content: str) -> bool:
             ),
         )
         return True
-    if ran_tools or not _announces_action(content) or not self.limits.nudge_unfinished:
+    if ran_tools or not self.limits.nudge_unfinished:
+        return False
+    if not _announces_action(content) and not (self.lead_in and _short_claim(content)):
         return False
     if self.limit_outcome() is not None:
         return False
-    _nudge(
-        self,
-        NO_ACTION,
-        "You have not used any tool yet, so nothing in the workspace has changed. If the task "
-        "asks for a change or a fact from the files, call a tool now. If it is really done, "
-        "reply with a one-line summary.",
-    )
+    _nudge(self, NO_ACTION, _BLOCK_NUDGE if self.lead_in else _TOOL_NUDGE)
     return True
 
 
@@ -151,6 +179,15 @@ def _announces_action(text: str) -> bool:
     """The reply says what it is about to do ("Let me read the file:") and stops there."""
     tail = text.strip()[-400:].lower()
     return tail.endswith(":") or any(p in tail for p in _INTENT_PHRASES)
+
+
+def _short_claim(text: str) -> bool:
+    """A short reply that claims work done ("Done.", "Fixed the bug.", "updated README.md"): in
+    a compact run with nothing changed yet it did nothing, whatever it says. qwen0.5b answered
+    "Done." to every task of a bench pass when shown tool specs (2026-12-06): each a success.
+    A short answer that claims nothing ("2 + 2 = 4.") stands."""
+    s = text.strip()
+    return len(s) <= MAX_PROSE_CHARS and _CLAIM.search(s) is not None
 
 
 def _call_nudge(why: str, names: list[str]) -> str:

@@ -124,6 +124,9 @@ def step_tools(self: Runner) -> None:
         )
         had_output = had_output or result.outcome is ToolOutcome.SUCCESS
         self.watch.succeeded_calls += result.outcome is ToolOutcome.SUCCESS
+        noop_write = call.name in WRITE_TOOLS and not result.file_changes
+        self.watch.effective_calls += not result.rejected and not noop_write
+        self.watch.noop_writes += result.outcome is ToolOutcome.SUCCESS and noop_write
         self.watch.attempted_calls += 1
         malformed = result.rejected and result.outcome in _MALFORMED
         self.watch.well_formed_calls += not malformed

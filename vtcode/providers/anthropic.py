@@ -172,6 +172,8 @@ class AnthropicProvider(HTTPProvider):
         }
         if system:
             body["system"] = system
+        if request.temperature is not None and budget is None:  # thinking requires the default
+            body["temperature"] = request.temperature
         if request.tools:
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}

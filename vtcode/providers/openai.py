@@ -146,6 +146,8 @@ class OpenAIProvider(HTTPProvider):
             }
         if request.reasoning_effort:
             body["reasoning_effort"] = request.reasoning_effort
+        elif request.temperature is not None:  # reasoning models take no temperature
+            body["temperature"] = request.temperature
         cap = request.max_output_tokens or self.max_output_tokens
         if request.reasoning_effort:
             cap += THINKING_BUDGETS.get(request.reasoning_effort, 0)

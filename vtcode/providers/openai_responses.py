@@ -177,6 +177,8 @@ class OpenAIResponsesProvider(HTTPProvider):
         if request.reasoning_effort:
             body["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
             cap += THINKING_BUDGETS.get(request.reasoning_effort, 0)
+        elif request.temperature is not None:  # reasoning models take no temperature
+            body["temperature"] = request.temperature
         body["max_output_tokens"] = cap
         return body
 

@@ -52,7 +52,12 @@ from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.providers.vision import refuse_images
 from vtcode.redact import redact_text, remember_secrets
 from vtcode.runtime.exporters import make_exporters
-from vtcode.runtime.harness_profile import apply_to_provider, base_prompt, choose_profile
+from vtcode.runtime.harness_profile import (
+    apply_to_provider,
+    base_prompt,
+    choose_profile,
+    lead_in,
+)
 from vtcode.runtime.plan_mode import DRY_RUN_INSTRUCTIONS, continuation_tracker, dry_run_config
 from vtcode.runtime.prompt_texts import prompt_texts
 from vtcode.runtime.resume_check import refuse_invalid_log
@@ -399,6 +404,7 @@ def run_exec(req: ExecRequest) -> ExecResult:
             workspace=req.workspace,
             user_turns=interaction,
             output_schema=output_schema,
+            lead_in=lead_in(profile, req.workspace, run_executor),
         )
         runner.prompt_images = req.images
         if tracker is not None and not req.dry_run and interaction is None:

@@ -6,9 +6,12 @@ patch. The compact harness (docs/harness.md, "Small models") is what the bench f
 docs/eval.md chose instead:
 
 - four tools with one-line specs (`vtcode.tools.compact_catalog`);
-- a system prompt with one example call, written for a model that imitates;
-- the workspace's small text files inline in that prompt, so the first answer can already be
-  the change (a small model that must first read loses the thread by the second turn).
+- a short system prompt, and an example exchange before the task (`loop/lead_in.py`), written
+  for a model that imitates: files are written out whole as fenced blocks
+  (`loop/file_blocks.py`), which a 0.5B model manages far more often than a JSON call;
+- the workspace's small text files inline, in the task's message and in that same block form,
+  so the first answer can already be the change (a small model that must first read loses the
+  thread by the second turn).
 
 `auto` (the default) picks `compact` when the model's name states a size below 4B parameters
 (`qwen0.5b`, `Qwen2.5-Coder-1.5B-Instruct`, `smollm2-135m`): a name is what every provider
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vtcode.config.model import HarnessProfile
+from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.prompts import compact_system_prompt, exec_system_prompt
 from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
 from vtcode.providers.base import Provider
@@ -41,6 +45,7 @@ __all__ = [
     "base_prompt",
     "choose_profile",
     "inline_files",
+    "lead_in",
     "model_params_from_name",
 ]
 
@@ -137,7 +142,8 @@ def inline_files(
     read: Callable[[str], str | None],
     budget: int = INLINE_BUDGET_CHARS,
 ) -> str:
-    """The workspace's small text files as a prompt section (`--- path ---` then the text).
+    """The workspace's small text files as a prompt section: each path, then its text in a
+    fence, the form the compact harness's model writes files in (`loop/file_blocks.py`).
 
     `read(rel)` returns a file's text, or None when it may not or cannot be read (the caller
     reads through the read_file tool's own checks and the run's deny rules). Files that do not
@@ -153,11 +159,19 @@ def inline_files(
         text = read(rel)
         if text is None or len(text) > left:
             continue
-        shown.append(f"--- {rel} ---\n{text.rstrip()}\n")
+        shown.append(f"{rel}\n{_fenced(text)}\n")
         left -= len(text)
     if named:
-        shown.append("Other files (read_file shows them): " + ", ".join(named[:40]))
+        shown.append("Other files (too big to show here): " + ", ".join(named[:40]))
     return "\n".join(shown)
+
+
+def _fenced(text: str) -> str:
+    """`text` in a fence the model writes back the same way: a longer fence when the text holds
+    one (a README with a code block), so the block ends where the file does."""
+    runs = [len(m) for m in re.findall(r"`{3,}", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
 def _reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]:
@@ -185,5 +199,16 @@ def base_prompt(profile: ChosenProfile, workspace: Path, executor: RegistryToolE
     tools = [t.name for t in executor.catalog()]
     if not profile.compact:
         return exec_system_prompt(workspace, tools)
+    return compact_system_prompt(workspace, tools)
+
+
+def lead_in(
+    profile: ChosenProfile, workspace: Path, executor: RegistryToolExecutor
+) -> LeadIn | None:
+    """A compact run's lead-in (`loop/lead_in.py`): the example exchange, and the workspace's
+    small files as they are now, each read as the model's own read_file would be."""
+    if not profile.compact:
+        return None
+    tools = [t.name for t in executor.catalog()]
     read = _reader(executor) if "read_file" in tools else (lambda rel: None)
-    return compact_system_prompt(workspace, tools, inline_files(workspace, read))
+    return LeadIn(files=inline_files(workspace, read))

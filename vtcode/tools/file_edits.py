@@ -84,6 +84,12 @@ class WriteFileTool:
                 raise ToolError(f"{raw!r} is a folder")
             mode = existing_mode(loc)
             old, unread = _previous(loc, raw, mode is not None)
+            if old == content:  # read whole (a longer file is never read): nothing would change
+                return ToolResult(
+                    output=f"unchanged: {loc.rel} already holds exactly this content; nothing "
+                    "was written",
+                    data={"path": loc.rel, "bytes": len(content), "kind": "unchanged"},
+                )
             try:
                 replace_at(loc, content, mode)
             except OSError as exc:

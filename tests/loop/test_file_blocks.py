@@ -1,0 +1,217 @@
+"""Files and commands a small model writes as fenced blocks (loop/file_blocks.py, issue 28).
+
+What a user relies on: in a compact run (a small model), `path` then a fenced block writes that
+file whole and a ```sh block runs its command, through the same tools, permissions and sandbox
+as any call; a block cut off by the output cap never writes (it would truncate the file); a
+full-profile run never takes fenced code for a write; a reply that only claims the work is done
+("Done.") before anything changed is nudged, and never a success; a write of a file's own content
+says it changed nothing. Event sequences are snapshots and validate against schemas/.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.loop.test_text_tool_calls_cli import _config, chat_sse
+from vtcode.loop.file_blocks import scan_file_blocks
+from vtcode.loop.text_calls import MAX_CALLS
+
+CATALOG = {"write_file", "exec_command", "read_file", "list_files"}
+F = "```"
+
+
+def _calls(text: str, *, ended: bool = False, catalog: set[str] = CATALOG) -> list[Any]:
+    return [(c.name, json.loads(c.arguments)) for c in scan_file_blocks(text, catalog, ended=ended)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"hello.txt\n{F}\nHello\n{F}",
+            [("write_file", {"path": "hello.txt", "content": "Hello\n"})],
+        ),
+        (
+            f"**src/app.py**\n{F}python\nx = 1\n{F}\n",
+            [("write_file", {"path": "src/app.py", "content": "x = 1\n"})],
+        ),
+        (f"### `a.txt`\n{F}\n1\n{F}", [("write_file", {"path": "a.txt", "content": "1\n"})]),
+        (
+            f"Here is the fixed sum_to.py:\n{F}py\ndef f(): ...\n{F}",
+            [("write_file", {"path": "sum_to.py", "content": "def f(): ...\n"})],
+        ),
+        (
+            f"./notes/b.md\n{F}\n# b\n{F}",
+            [("write_file", {"path": "notes/b.md", "content": "# b\n"})],
+        ),
+        (
+            f"{F}config.json\n{{}}\n{F}",
+            [("write_file", {"path": "config.json", "content": "{}\n"})],
+        ),
+        (
+            f"{F}sh\n$ python3 -m unittest\n{F}",
+            [("exec_command", {"command": "python3 -m unittest"})],
+        ),
+        (f"{F}bash\nls\nwc -l a.txt\n{F}", [("exec_command", {"command": "ls\nwc -l a.txt"})]),
+        (
+            f"count.sh\n{F}sh\necho 1\n{F}",
+            [("write_file", {"path": "count.sh", "content": "echo 1\n"})],
+        ),
+        # a file holding a fence: the model writes it in a longer fence
+        (
+            f"README.md\n````\nsee\n{F}\ncode\n{F}\n````",
+            [("write_file", {"path": "README.md", "content": f"see\n{F}\ncode\n{F}\n"})],
+        ),
+        (
+            f"a.txt\n{F}\n1\n{F}\n\nb.txt\n{F}\n2\n{F}",
+            [
+                ("write_file", {"path": "a.txt", "content": "1\n"}),
+                ("write_file", {"path": "b.txt", "content": "2\n"}),
+            ],
+        ),
+        # no path before it: code shown, not written
+        (f"{F}python\nprint(1)\n{F}", []),
+        (f"Here is the code:\n{F}\nx\n{F}", []),
+        (f"Run this to see it work\n{F}\npython3 app.py\n{F}", []),
+        (f"python\n{F}\nprint(1)\n{F}", []),  # a language name, not a file
+        (f"https://example.com/x.py\n{F}\nx\n{F}", []),
+        (f"-rf.txt\n{F}\nx\n{F}", []),
+        (f"folder/\n{F}\nx\n{F}", []),
+        (f"{F}sh\n\n{F}", []),  # an empty command
+        (f"a.txt\n{F}\nnever closed", []),  # open, and the reply may have been cut off
+        ("No blocks at all.", []),
+    ],
+)
+def test_what_a_block_is_read_as(text: str, expected: list[Any]) -> None:
+    assert _calls(text) == expected
+
+
+def test_a_last_block_left_open_counts_only_when_the_reply_ended_on_its_own() -> None:
+    """qwen0.5b often stops before the closing fence; a reply cut off by the output cap may end
+    in the middle of a file, and writing that would truncate it."""
+    text = f"a.txt\n{F}\n1\n{F}\n\nREADME.md\n{F}\n# x\nreceive"
+    assert _calls(text, ended=True)[-1] == (
+        "write_file",
+        {"path": "README.md", "content": "# x\nreceive\n"},
+    )
+    assert _calls(text, ended=False) == [("write_file", {"path": "a.txt", "content": "1\n"})]
+
+
+def test_blocks_need_their_tool_and_are_bounded() -> None:
+    assert _calls(f"a.txt\n{F}\n1\n{F}", catalog={"exec_command"}) == []
+    assert _calls(f"{F}sh\nls\n{F}", catalog={"write_file"}) == []
+    many = "".join(f"f{i}.txt\n{F}\n{i}\n{F}\n" for i in range(MAX_CALLS + 5))
+    assert len(_calls(many)) == MAX_CALLS
+
+
+# ---- the real CLI against a llama.cpp-shaped server on 127.0.0.1 --------------------------
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *args, "Fix it"],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    return proc.returncode, raw_events(proc.stdout), proc.stderr
+
+
+def _items(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [
+        e["item"] for e in events if e["type"] == "item.completed" and e["item"]["type"] == kind
+    ]
+
+
+def test_a_block_writes_the_file_and_a_shell_block_runs(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "sum_to.py").write_text("def sum_to(n):\n    return sum(range(1, n))\n")
+    fixed = "def sum_to(n):\n    return sum(range(n + 1))\n"
+    reply = f"sum_to.py\n{F}\n{fixed}{F}\n\n{F}sh\npython3 -c 'print(6)'\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed sum_to.py.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    assert (tmp_path / "sum_to.py").read_text() == "def sum_to(n):\n    return sum(range(n + 1))\n"
+    outputs = [o["output"] for o in _items(events, "tool_output")]
+    assert outputs == ["updated sum_to.py (44 bytes)", "6\n[exit code 0]"]
+    (recovered,) = _items(events, "harness")
+    assert "write_file, exec_command" in recovered["message"]
+    assert "file block read as write_file" in recovered["message"]
+    assert events[-1]["outcome_code"] == "success"
+    history = sse_server.requests[1].json()["messages"]
+    assert history[-3]["content"] == reply  # the model sees its own blocks, then the results
+    assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_a_block_cut_off_by_the_output_cap_never_writes(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "big.py").write_text("A = 1\nB = 2\nC = 3\n")
+    cut = chat_sse(f"big.py\n{F}\nA = 1\nB =", finish="length")
+    sse_server.queue(ScriptedReply.sse_bytes(cut))
+    code, events, err = _run(tmp_path)
+    assert (tmp_path / "big.py").read_text() == "A = 1\nB = 2\nC = 3\n"
+    assert _items(events, "tool_invocation") == []
+    assert code != 0 and events[-1]["subtype"] != "success", err
+
+
+def test_a_full_profile_run_never_takes_fenced_code_for_a_write(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b", '[agent.harness]\nprofile = "full"\n')
+    sse_server.queue(
+        ScriptedReply.sse_bytes(chat_sse(f"You could write:\n\nhello.txt\n{F}\nhi\n{F}"))
+    )
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    assert not (tmp_path / "hello.txt").exists() and _items(events, "tool_invocation") == []
+
+
+def test_done_with_nothing_changed_is_nudged_then_never_a_success(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    """qwen0.5b (bench, 2026-12-06): "Done." as its first reply, and the run said success; and
+    a rewrite of README.md with its own content, then "Done.", on create-file."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "README.md").write_text("# scratch\n")
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"README.md\n{F}\n# scratch\n{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, err = _run(tmp_path)
+    (nudge,) = [h for h in _items(events, "harness") if h["event"] == "continuation_started"]
+    assert "fenced code block" in nudge["message"]
+    (out,) = _items(events, "tool_output")
+    assert out["output"].startswith("unchanged: README.md already holds exactly this content")
+    assert _items(events, "file_change") == []
+    done = events[-1]
+    assert (done["subtype"], done["outcome_code"]) == (
+        "error_during_execution",
+        "unfinished_no_action",
+    )
+    assert code == 1, err
+    assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_a_block_outside_the_folder_is_refused_like_any_write(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"{outside}\n{F}\nx\n{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, _ = _run(tmp_path)
+    assert not outside.exists()
+    (call,) = _items(events, "tool_invocation")
+    assert call["status"] == "failed"
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"

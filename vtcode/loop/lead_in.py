@@ -1,0 +1,69 @@
+"""What a compact run's requests show a small model between the system prompt and the task.
+
+A probe on the local server (Qwen2.5-Coder 0.5B, eight easy public tasks, k = 3, 2026-12-06;
+docs/eval.md "Fourth pass") measured where the pieces must sit for a model that imitates:
+
+- one example exchange as real messages (task, the answer as file blocks, the result, "Done."):
+  6-9 of 24 solved; the same example written inside the system prompt: 3 of 24; no example: 1;
+- the workspace's files in the task's own message, in the same block form the model is to
+  write: 6-9 of 24; the same files in the system prompt: 3 of 24.
+
+And two request settings, measured by replaying one recorded compact request (fix-off-by-one)
+eight times each: with the tool specs sent, llama.cpp's chat template puts its own tool-call
+instructions in the system prompt and the model answered "Done." (nothing written) in 4-8 of
+8; without them, 3-5 of 8 were the file; without them and at temperature 0.2, 8 of 8. So a
+compact request sends no tool specs (calls written as JSON text still run, against the
+catalog) and asks for `TEMPERATURE`.
+
+So the lead-in is applied to each request, not to the history: the session records the task as
+the user wrote it, a resumed run shows the files as they are then, and compaction never sees the
+example. The example's files (`greeting.txt`, `count.txt`) are not the workspace's; a small model
+that copies them writes a stray file, which is why the example is short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vtcode.messages import Message
+
+__all__ = ["EXAMPLE_EXCHANGE", "TEMPERATURE", "LeadIn"]
+
+TEMPERATURE = 0.2
+
+EXAMPLE_EXCHANGE = (
+    Message(
+        role="user",
+        content="The folder holds these files:\n\ngreeting.txt\n```\nHelo, world\n```\n\n"
+        "Task: greeting.txt misspells Hello. Fix it, and write the number of words in it "
+        "into count.txt.",
+    ),
+    Message(
+        role="assistant", content="greeting.txt\n```\nHello, world\n```\n\ncount.txt\n```\n2\n```"
+    ),
+    Message(role="user", content="wrote greeting.txt\nwrote count.txt"),
+    Message(role="assistant", content="Done."),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LeadIn:
+    """The example exchange and the workspace's files (block form) of a compact run."""
+
+    files: str
+    examples: tuple[Message, ...] = EXAMPLE_EXCHANGE
+    temperature: float = TEMPERATURE
+
+    def shape(self, history: Sequence[Message]) -> list[Message]:
+        """`history` as the request sends it: the example first, and the files before the
+        first user message's text (the task)."""
+        out = list(self.examples)
+        shown = False
+        for m in history:
+            if not shown and m.role == "user":
+                shown = True
+                files = self.files or "(no files)"
+                m = m.with_content(f"The folder holds these files:\n\n{files}\n\nTask: {m.content}")
+            out.append(m)
+        return out
