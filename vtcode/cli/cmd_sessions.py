@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
@@ -12,6 +12,9 @@ from vtcode.cli.context import AppContext
 from vtcode.cli.groups import SuggestingGroup
 from vtcode.cli.ranges import key_option_type
 from vtcode.termtext import inert_line as _clean
+
+if TYPE_CHECKING:
+    from vtcode.store.listing import Row
 
 
 def _out(line: str = "") -> None:
@@ -43,36 +46,65 @@ def list_cmd(app: AppContext, as_json: bool) -> None:
     outcome_code; `-` while none has ended), RUNS counts the ended runs and TURNS adds up their
     num_turns (model requests), so it agrees with what `thread.completed` reported.
     """
-    from vtcode.store import list_sessions
+    from vtcode.store.listing import list_rows
 
-    rows = list_sessions(app.workspace)
+    rows = list_rows(app.workspace)
     if as_json:
         _json({"sessions": [r.to_json() for r in rows]})
         return
     if not rows:
         click.echo("no sessions", err=True)
         return
+    sys.stdout.write(_table(rows))
+    sys.stdout.flush()
+
+
+def _table(rows: list[Row]) -> str:
+    """The `sessions list` table, one string (20,000 rows are one write, not 20,000)."""
     width = max(len(r.session_id) for r in rows)
+    clean = _Cleaner()
     cells = [
-        (
-            r.last_run.subtype if r.last_run else "-",
-            _clean(r.last_run.outcome_code) if r.last_run else "-",
-        )
+        ((r.last_run.subtype, clean(r.last_run.outcome_code)) if r.last_run else ("-", "-"))
         for r in rows
     ]
     sub_w = max(len("SUBTYPE"), *(len(c[0]) for c in cells))
     out_w = max(len("OUTCOME"), *(len(c[1]) for c in cells))
-    _out(
+    lines = [
         f"{'ID':<{width}}  {'STATUS':<10}  {'SUBTYPE':<{sub_w}}  {'OUTCOME':<{out_w}}  "
         f"{'RUNS':>4}  {'TURNS':>5}  {'EVENTS':>6}  UPDATED"
-    )
-    for r, (subtype, outcome) in zip(rows, cells, strict=True):
-        _out(
-            f"{_clean(r.session_id):<{width}}  {r.status:<10}  {subtype:<{sub_w}}  "
-            f"{outcome:<{out_w}}  {r.runs:>4}  {r.num_turns:>5}  {r.events:>6}  "
-            f"{_clean(r.updated_at or '-')}"
+    ]
+    row = f"{{:<{width}}}  {{:<10}}  {{:<{sub_w}}}  {{:<{out_w}}}  {{:>4}}  {{:>5}}  {{:>6}}  {{}}"
+    lines.extend(
+        row.format(
+            clean(r.session_id),
+            r.status,
+            subtype,
+            outcome,
+            r.runs,
+            r.num_turns,
+            r.events,
+            clean(r.updated_at or "-"),
         )
-    sys.stdout.flush()
+        for r, (subtype, outcome) in zip(rows, cells, strict=True)
+    )
+    lines.append("")
+    return "\n".join(lines)
+
+
+class _Cleaner:
+    """`inert_line` for table cells; printable ASCII (every id, almost every time and outcome)
+    is already inert, and a repeated value is cleaned once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        if text.isascii() and text.isprintable():
+            return text
+        done = self._seen.get(text)
+        if done is None:
+            done = self._seen[text] = _clean(text)
+        return done
 
 
 def _instruction_list(files: list[dict[str, Any]]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from vtcode import fsutil
@@ -144,18 +144,33 @@ def read_index(workspace: Path) -> dict[str, str] | None:
 
 def read_entries(workspace: Path) -> dict[str, tuple[str, str]] | None:
     """id -> (end time, card, "" when the line has none); as `read_index`."""
+    lines = _read_lines(workspace)
+    if lines is None:
+        return None
+    return {f[1]: (f[0], f[2] if len(f) == 3 else "") for f in lines}
+
+
+def read_cards(workspace: Path) -> dict[str, str] | None:
+    """id -> card ("" when the line has none): `read_entries` without the end times, which a
+    listing does not need (one tuple fewer per line)."""
+    lines = _read_lines(workspace)
+    if lines is None:
+        return None
+    return {f[1]: f[2] if len(f) == 3 else "" for f in lines}
+
+
+def _read_lines(workspace: Path) -> Iterator[list[str]] | None:
+    """The fields `[end time, id]` or `[end time, id, card]` of each complete line, in file
+    order; None when the index is missing or unreadable (see `read_index`)."""
     try:
         data = read_own(index_path(workspace), _MAX_INDEX_BYTES)  # larger: refused unread
     except OSError:
         return None
-    out: dict[str, tuple[str, str]] = {}
     text = data.decode("ascii", "replace")
-    for raw in text.split("\n")[:-1]:  # a final fragment without newline is torn: ignored
-        ts, sep, rest = raw.partition(" ")
-        sid, _, card = rest.partition(" ")
-        if sep and sid and ts:
-            out[sid] = (ts, card)
-    return out
+    # A final fragment without newline is torn: ignored. Fields are split at the first two
+    # spaces (a card may hold more); an empty end time or id makes the line foreign.
+    fields = (raw.split(" ", 2) for raw in text.split("\n")[:-1])
+    return (f for f in fields if len(f) > 1 and f[0] and f[1])
 
 
 def write_index(

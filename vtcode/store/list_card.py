@@ -105,13 +105,5 @@ def parse_card(text: str) -> ListCard | None:
         last = None
     else:
         return None
-    return ListCard(
-        manifest_stat=(c[1], c[2], c[3], c[4]),
-        created_at=c[5],
-        updated_at=c[6],
-        turns=c[7],
-        events=c[8],
-        runs=c[9],
-        num_turns=c[10],
-        last_run=last,
-    )
+    # positional: a listing parses 20,000 cards
+    return ListCard((c[1], c[2], c[3], c[4]), c[5], c[6], c[7], c[8], c[9], c[10], last)

@@ -14,13 +14,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
-from vtcode.errors import InvalidIdError
-from vtcode.ids import check_id
+from vtcode.ids import is_id
 from vtcode.ownfile import open_own
-from vtcode.store.closed_index import append_cards, read_entries
+from vtcode.store.closed_index import append_cards, read_cards
 from vtcode.store.layout import EVENTS, LOCKS_DIR, MANIFEST, session_events_path, sessions_root
 from vtcode.store.list_card import make_card, parse_card
-from vtcode.store.locks import lock_key_held
+from vtcode.store.locks import LockProbe
 from vtcode.store.manifest_io import load_manifest, manifest_stat, read_manifest
 from vtcode.store.models import RunSummary, SessionManifest, SessionStatus
 
@@ -36,7 +35,8 @@ class DisplayStatus:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SessionSummary:
-    """One row of `vtcode sessions list`."""
+    """One row of `vtcode sessions list` (the public row; the listing builds `Row`s and makes
+    these from them)."""
 
     session_id: str
     status: str
@@ -62,24 +62,52 @@ class SessionSummary:
         return self._manifest
 
     def to_json(self) -> dict[str, Any]:
-        last = self.last_run
-        out: dict[str, Any] = {
-            "session_id": self.session_id,
-            "status": self.status,
-            "subtype": None if last is None else last.subtype,
-            "outcome_code": None if last is None else last.outcome_code,
-            "runs": self.runs,
-            "num_turns": self.num_turns,
-            "turns": self.turns,
-            "events": self.events,
-            "live": self.live,
-            "path": str(self.path),
-        }
-        if self.created_at is not None:
-            out["created_at"] = self.created_at
-        if self.updated_at is not None:
-            out["updated_at"] = self.updated_at
-        return out
+        return row_json(self, str(self.path))
+
+
+class Row(NamedTuple):
+    """A `SessionSummary` as the listing builds it: a NamedTuple, since a listing makes 20,000
+    of them and a frozen dataclass costs five times as much to build (`sessions list` renders
+    these directly; `list_sessions` turns them into summaries)."""
+
+    session_id: str
+    status: str
+    turns: int
+    events: int
+    created_at: str | None
+    updated_at: str | None
+    folder: str  # the session folder's path (SessionSummary.path as a string)
+    live: bool
+    runs: int
+    num_turns: int
+    last_run: RunSummary | None
+    has_manifest: bool
+    manifest: SessionManifest | None  # when it was read (never for a row from its index card)
+
+    def to_json(self) -> dict[str, Any]:
+        return row_json(self, self.folder)
+
+
+def row_json(r: SessionSummary | Row, path: str) -> dict[str, Any]:
+    """The `--json` row of a session (one definition for `Row` and `SessionSummary`)."""
+    last = r.last_run
+    out: dict[str, Any] = {
+        "session_id": r.session_id,
+        "status": r.status,
+        "subtype": None if last is None else last.subtype,
+        "outcome_code": None if last is None else last.outcome_code,
+        "runs": r.runs,
+        "num_turns": r.num_turns,
+        "turns": r.turns,
+        "events": r.events,
+        "live": r.live,
+        "path": path,
+    }
+    if r.created_at is not None:
+        out["created_at"] = r.created_at
+    if r.updated_at is not None:
+        out["updated_at"] = r.updated_at
+    return out
 
 
 def display_status(manifest: SessionManifest | None, live: bool) -> str:
@@ -100,18 +128,17 @@ def session_folders(root: Path) -> Iterator[os.DirEntry[str]]:
         return
     with it:
         for entry in it:
-            try:
-                check_id(entry.name)
-            except InvalidIdError:
-                continue  # .locks, .trash-*, odd names
-            if entry.is_dir(follow_symlinks=False):
+            # not an id: .locks, .trash-*, odd names
+            if is_id(entry.name) and entry.is_dir(follow_symlinks=False):
                 yield entry
 
 
 def summarize(workspace: Path, session_id: str) -> SessionSummary:
     """The summary of one session (NotFoundError when it does not exist)."""
     path = session_events_path(workspace, session_id).parent
-    return _read_row(session_id, path, _Where.of(workspace))[0]
+    where = _Where.of(workspace)
+    with LockProbe(where.locks) as probe:
+        return where.summary(_read_row(session_id, path, probe)[0])
 
 
 class _Where(NamedTuple):
@@ -119,14 +146,31 @@ class _Where(NamedTuple):
 
     root: Path  # sessions/
     folders: str  # "<sessions>/": a session folder is folders + id
-    locks: str  # str(lock_path(workspace, id).absolute()) is locks + id + ".lock"
+    locks: str  # the lock folder: lock_path(workspace, id) is locks/id.lock, spelled absolute
     child: Callable[[str], Path]  # id -> root / id
 
     @classmethod
     def of(cls, workspace: Path) -> _Where:
         root = sessions_root(workspace)
         locks = str((root / LOCKS_DIR).absolute())
-        return cls(root, f"{root}{os.sep}", f"{locks}{os.sep}", _child_maker(root))
+        return cls(root, f"{root}{os.sep}", locks, _child_maker(root))
+
+    def summary(self, r: Row) -> SessionSummary:
+        return SessionSummary(
+            session_id=r.session_id,
+            status=r.status,
+            turns=r.turns,
+            events=r.events,
+            created_at=r.created_at,
+            updated_at=r.updated_at,
+            path=self.child(r.session_id),
+            live=r.live,
+            runs=r.runs,
+            num_turns=r.num_turns,
+            last_run=r.last_run,
+            has_manifest=r.has_manifest,
+            _manifest=r.manifest,
+        )
 
 
 TAIL_COUNT_LIMIT = 64 * 1024 * 1024  # bytes past the manifest's log_bytes that a listing reads
@@ -156,11 +200,12 @@ def _lines_past(log: Path, offset: int) -> int:
         os.close(fd)
 
 
-def _read_row(session_id: str, path: Path, where: _Where) -> tuple[SessionSummary, str | None]:
+def _read_row(session_id: str, path: Path, probe: LockProbe) -> tuple[Row, str | None]:
     """The row of a session read from its folder, and its index card when it is completed and
-    not in use (None otherwise)."""
+    not in use (None otherwise). The lock is probed after the manifest was read: a card is
+    made only from a manifest read while no process held the session."""
     m, stat = read_manifest(path, session_id)
-    live = lock_key_held(f"{where.locks}{session_id}.lock")
+    live = probe.held(f"{session_id}.lock")
     events = 0
     if m is not None:
         events = m.event_count
@@ -168,20 +213,20 @@ def _read_row(session_id: str, path: Path, where: _Where) -> tuple[SessionSummar
         if m.status is SessionStatus.ACTIVE and (m.log_bytes is not None or not m.event_count):
             events += _lines_past(path / EVENTS, m.log_bytes or 0)
     runs = (m.runs or []) if m is not None else []
-    row = SessionSummary(
+    row = Row(
         session_id=session_id,
         status=display_status(m, live),
         turns=m.turn_count if m else 0,
         events=events,
         created_at=m.created_at if m else None,
         updated_at=m.updated_at if m else None,
-        path=path,
+        folder=str(path),
         live=live,
         runs=len(runs),
         num_turns=sum(r.num_turns for r in runs),
         last_run=runs[-1] if runs else None,
         has_manifest=m is not None,
-        _manifest=m,
+        manifest=m,
     )
     card = None if m is None or stat is None or live else make_card(m, stat)
     return row, card
@@ -195,37 +240,43 @@ def _child_maker(root: Path) -> Callable[[str], Path]:
     return (lambda name: root / name) if make is None else cast(Callable[[str], Path], make)
 
 
-def _card_row(session_id: str, text: str, where: _Where) -> SessionSummary | None:
+def _card_row(session_id: str, text: str, folders: str, probe: LockProbe) -> Row | None:
     """The row of a completed session from its index card, or None when the card is damaged
     or no longer describes the manifest on disk (list_card.py)."""
     card = parse_card(text)
     if card is None:
         return None
+    folder = f"{folders}{session_id}"
     try:
-        st = os.lstat(f"{where.folders}{session_id}{os.sep}{MANIFEST}")
+        st = os.lstat(f"{folder}{os.sep}{MANIFEST}")
     except OSError:
         return None
     if manifest_stat(st) != card.manifest_stat:
         return None
-    live = lock_key_held(f"{where.locks}{session_id}.lock")
-    return SessionSummary(
-        session_id=session_id,
-        status=DisplayStatus.ACTIVE if live else DisplayStatus.COMPLETED,
-        turns=card.turns,
-        events=card.events,
-        created_at=card.created_at,
-        updated_at=card.updated_at,
-        path=where.child(session_id),
-        live=live,
-        runs=card.runs,
-        num_turns=card.num_turns,
-        last_run=card.last_run,
-        has_manifest=True,
+    live = probe.held(f"{session_id}.lock")
+    return Row(
+        session_id,
+        DisplayStatus.ACTIVE if live else DisplayStatus.COMPLETED,
+        card.turns,
+        card.events,
+        card.created_at,
+        card.updated_at,
+        folder,
+        live,
+        card.runs,
+        card.num_turns,
+        card.last_run,
+        True,
+        None,
     )
 
 
-def list_sessions(workspace: Path, *, use_index: bool = True) -> list[SessionSummary]:
-    """Every session folder, most recently updated first (unreadable ones last).
+def _order(r: Row) -> tuple[str, str, str]:
+    return (r.updated_at or "", r.created_at or "", r.session_id)
+
+
+def list_rows(workspace: Path, *, use_index: bool = True) -> list[Row]:
+    """Every session folder's `Row`, most recently updated first (unreadable ones last).
 
     A completed session is listed from its closed-session index card while the card still
     matches the manifest's stat (one `lstat` and a lock probe, no read); any other session is
@@ -234,28 +285,36 @@ def list_sessions(workspace: Path, *, use_index: bool = True) -> list[SessionSum
     reads every session and leaves the index alone (the full scan, bench/sessions_list.py).
     """
     where = _Where.of(workspace)
-    entries = (read_entries(workspace) or {}) if use_index else {}
-    rows: list[SessionSummary] = []
+    cards = (read_cards(workspace) or {}) if use_index else {}
+    rows: list[Row] = []
     learned: dict[str, tuple[str, str]] = {}
-    for e in session_folders(where.root):
-        name = e.name
-        entry = entries.get(name)
-        row = _card_row(name, entry[1], where) if entry and entry[1] else None
-        if row is None:
-            row, card = _read_row(name, Path(e.path), where)
-            if card is not None and row.updated_at is not None and use_index:
-                learned[name] = (row.updated_at, card)
-        rows.append(row)
+    with LockProbe(where.locks) as probe:
+        for e in session_folders(where.root):
+            name = e.name
+            text = cards.get(name)
+            row = _card_row(name, text, where.folders, probe) if text else None
+            if row is None:
+                row, card = _read_row(name, Path(e.path), probe)
+                if card is not None and row.updated_at is not None and use_index:
+                    learned[name] = (row.updated_at, card)
+            rows.append(row)
     if learned:
         with contextlib.suppress(OSError):
             append_cards(workspace, learned)
-    rows.sort(key=lambda r: (r.updated_at or "", r.created_at or "", r.session_id), reverse=True)
+    rows.sort(key=_order, reverse=True)
     return rows
+
+
+def list_sessions(workspace: Path, *, use_index: bool = True) -> list[SessionSummary]:
+    """Every session, most recently updated first (unreadable ones last): `list_rows` as
+    `SessionSummary`s."""
+    summary = _Where.of(workspace).summary
+    return [summary(r) for r in list_rows(workspace, use_index=use_index)]
 
 
 def latest_session_id(workspace: Path) -> str | None:
     """The most recently updated session with a readable manifest (`exec resume --last`)."""
-    for row in list_sessions(workspace):
+    for row in list_rows(workspace):
         if row.has_manifest:
             return row.session_id
     return None

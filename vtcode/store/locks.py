@@ -12,12 +12,13 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import threading
 import time
 from pathlib import Path
 
 from vtcode.errors import LockBusyError
-from vtcode.ownfile import open_own
+from vtcode.ownfile import OWN_FLAGS, open_own
 
 
 class SessionLock:
@@ -126,3 +127,50 @@ def lock_key_held(key: str) -> bool:
     finally:
         os.close(fd)  # closing drops the probe's shared lock
     return False
+
+
+_PROBE_FLAGS = os.O_RDONLY | OWN_FLAGS
+
+
+class LockProbe:
+    """`lock_key_held` for many locks of one folder, as one listing probes them: the folder is
+    opened once and each lock relative to it, and the regular-file check (an fstat) is made only
+    for a lock found held, since a free one answers False whatever it is. Same answers as
+    `lock_key_held(folder + os.sep + name)`; a third fewer system calls per lock."""
+
+    def __init__(self, folder: str) -> None:
+        self._prefix = folder + os.sep  # spelled as `lock_key_held`'s key (the registry's)
+        try:
+            self._dir = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            self._dir = -1  # no lock folder: nobody can hold a lock in it through filelock
+
+    def __enter__(self) -> LockProbe:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._dir >= 0:
+            os.close(self._dir)
+            self._dir = -1
+
+    def held(self, name: str) -> bool:
+        """Whether any process (this one included) holds the lock file `name` of the folder."""
+        if _REGISTRY:  # a dict read is atomic (see lock_key_held)
+            mine = _REGISTRY.get(self._prefix + name)
+            if mine is not None and mine.held_here:
+                return True
+        if self._dir < 0:
+            return False
+        try:
+            fd = os.open(name, _PROBE_FLAGS, dir_fd=self._dir)
+        except OSError:
+            return False  # no lock file, or a symlink: nobody holds it through filelock
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return stat.S_ISREG(os.fstat(fd).st_mode)  # open_own's refusal, made late
+            raise
+        finally:
+            os.close(fd)
+        return False
