@@ -10,8 +10,11 @@ Speed: bench/sessions_list.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,15 +22,16 @@ from typing import Any
 
 import pytest
 
-from tests.exec_support import SCRIPTS, vtcode
-from vtcode.config.model import RetentionConfig
+from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
+from vtcode.config.model import RetentionConfig, StoreConfig
 from vtcode.store import listing
-from vtcode.store.closed_index import index_lock, index_path, read_entries
+from vtcode.store.closed_index import index_lock, index_path, read_entries, record_closed
 from vtcode.store.layout import sessions_root
 from vtcode.store.list_card import parse_card
 from vtcode.store.listing import list_sessions
 from vtcode.store.manifest_io import manifest_stat
-from vtcode.store.retention import apply_retention_indexed
+from vtcode.store.repair import repair_session
+from vtcode.store.retention import apply_retention, apply_retention_indexed
 
 RUNS = [
     ("ok", "scenario-success"),
@@ -208,33 +212,122 @@ def test_a_session_closed_after_the_index_was_written_is_listed(ws: Path) -> Non
     assert "late" in _carded(ws)
 
 
-def test_a_session_in_use_is_active_even_when_its_card_says_completed(ws: Path) -> None:
-    """The card says how the session ended; whether a process holds it now is probed."""
+# Holds session 'ok' as `exec resume` does before its first event: the writer has reopened the
+# session (its lock taken, nothing written, the manifest still says completed). "bare" takes the
+# lock alone (no vtcode path does), to show a card made meanwhile is not trusted either.
+HOLDER = """
+import sys
+from pathlib import Path
+from vtcode.config.model import StoreConfig
+ws, how = Path(sys.argv[1]), sys.argv[2]
+if how == "writer":
+    from vtcode.store.writer import SessionWriter
+    writer = SessionWriter.open_existing(ws, "ok", StoreConfig())
+else:
+    from vtcode.store.layout import lock_path
+    from vtcode.store.locks import session_lock
+    session_lock(lock_path(ws, "ok")).acquire(5)
+print("held", flush=True)
+sys.stdin.readline()
+"""
+
+
+def _hold(ws: Path, how: str) -> subprocess.Popen[str]:
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from pathlib import Path; from vtcode.store.layout import lock_path;"
-            " from vtcode.store.locks import session_lock;"
-            " lock = session_lock(lock_path(Path(sys.argv[1]), 'ok')); lock.acquire(5);"
-            " print('held', flush=True); sys.stdin.readline()",
-            str(ws),
-        ],
+        [sys.executable, "-c", HOLDER, str(ws), how],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.close()
+    assert holder.wait(timeout=30) == 0
+
+
+def _ok_row(doc: dict[str, Any]) -> tuple[str, bool, int]:
+    row = next(r for r in doc["sessions"] if r["session_id"] == "ok")
+    return row["status"], row["live"], row["runs"]
+
+
+def test_a_session_reopened_after_its_card_was_written_is_active(ws: Path) -> None:
+    """A carded session is listed without probing its lock; reopening it (`exec resume`, before
+    its first event has changed the manifest) moves the manifest's mtime, so the card no longer
+    matches: the session is read, its lock probed, and it shows active, then completed again."""
+    expected = _listed(ws)
+    assert "ok" in _carded(ws)
+    holder = _hold(ws, "writer")
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        assert "ok" in _carded(ws)
+        assert "ok" not in _carded(ws)
         doc = _listed(ws)[1]
         assert doc == _full_scan_json(ws)
-        row = next(r for r in doc["sessions"] if r["session_id"] == "ok")
-        assert (row["status"], row["live"], row["runs"]) == ("active", True, 2)
+        assert _ok_row(doc) == ("active", True, 2)
+        assert "ok" not in _carded(ws)  # a session in use gets no card
     finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
+        _release(holder)
+    assert _listed(ws) == expected
+    assert "ok" in _carded(ws)  # listed completed again, and carded again
+
+
+def test_a_session_resumed_by_a_real_run_is_active_while_it_runs(ws: Path) -> None:
+    script = str(SCRIPTS / "loop-slow-step.toml")
+    proc = spawn_vtcode(["exec", "-q", "resume", "ok", "--script", script, "long work"], ws)
+    job = ws / "job.pid"
+    try:
+        wait_for_path(job, proc, "the resumed run's command")
+        doc = _listed(ws)[1]
+        assert doc == _full_scan_json(ws)
+        assert _ok_row(doc) == ("active", True, 2)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int(job.read_text()), signal.SIGKILL)  # the killed run's orphaned sleep
+    doc = _listed(ws)[1]
+    assert doc == _full_scan_json(ws)
+    assert _ok_row(doc)[:2] == ("abandoned", False)
+
+
+def test_a_close_recorded_while_the_session_is_held_again_gets_no_card(ws: Path) -> None:
+    """`record_closed` probes the lock after reading the manifest: a session resumed between
+    a run's close and its index append is indexed without a card, so it is read (and probed)."""
+    holder = _hold(ws, "bare")
+    try:
+        assert record_closed(ws, "ok")
+        assert (read_entries(ws) or {})["ok"][1] == ""
+        assert _ok_row(_listed(ws)[1]) == ("active", True, 2)
+    finally:
+        _release(holder)
+    assert _ok_row(_listed(ws)[1]) == ("completed", False, 2)
+    assert "ok" in _carded(ws)
+
+
+def test_repair_and_retention_mark_the_sessions_they_take(ws: Path) -> None:
+    """Every taker of a session lock moves the manifest's mtime (mark_in_use): after it, the
+    card made before no longer matches. A dry run changes nothing."""
+    expected = _listed(ws)
+    report = repair_session(ws, "fatal", StoreConfig())
+    assert not report.changed
+    assert "fatal" not in _carded(ws)
+    assert _listed(ws) == expected
+    assert _carded(ws) == {"ok", "fatal", "looping"}
+    policy = RetentionConfig(max_sessions=1, max_age_days=0)
+    apply_retention(ws, policy, dry_run=True)
+    assert _carded(ws) == {"ok", "fatal", "looping"}
+    (sessions_root(ws) / "looping" / "mine.txt").write_text("not vtcode's")
+    report = apply_retention(ws, policy)
+    assert report.deleted == ["fatal"]
+    assert ("looping", "unknown files: mine.txt") in report.skipped  # taken, marked, kept
+    assert "looping" not in _carded(ws)
+    assert _listed(ws)[1] == _full_scan_json(ws)
+    assert _carded(ws) == {"ok", "looping"}
 
 
 def test_gc_rebuilds_the_cards_and_a_busy_index_never_blocks_a_listing(ws: Path) -> None:

@@ -26,9 +26,9 @@ from vtcode.clock import parse_rfc3339
 from vtcode.errors import InvalidIdError, LockBusyError
 from vtcode.ids import check_id
 from vtcode.ownfile import open_own, read_own
-from vtcode.store.layout import sessions_root
+from vtcode.store.layout import lock_path, sessions_root
 from vtcode.store.list_card import make_card
-from vtcode.store.locks import SessionLock, session_lock
+from vtcode.store.locks import SessionLock, lock_is_held, session_lock
 from vtcode.store.manifest_io import read_manifest
 
 INDEX_NAME = "closed-sessions.index"
@@ -79,8 +79,10 @@ def record_closed(workspace: Path, session_id: str) -> bool:
     """Append a completed session to the index (True when recorded).
 
     Reads the end time and the list card from the session's manifest (the drain wrote it at
-    `thread.completed`); a session that is not completed is not recorded. Raises OSError on
-    I/O trouble (callers treat the index as best effort).
+    `thread.completed`); a session that is not completed is not recorded. The lock is probed
+    once the manifest is read: held (resumed meanwhile), the line gets no card, since a card
+    must never describe a session in use (manifest_io.mark_in_use). Raises OSError on I/O
+    trouble (callers treat the index as best effort).
     """
     check_id(session_id)
     root = sessions_root(Path(workspace))
@@ -88,6 +90,8 @@ def record_closed(workspace: Path, session_id: str) -> bool:
     if m is None or stat is None:
         return False
     card = make_card(m, stat)
+    if card is not None and lock_is_held(lock_path(workspace, session_id)):
+        card = ""
     line = None if card is None else _line(session_id, m.updated_at, card)
     if line is None:
         return False

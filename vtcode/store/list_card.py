@@ -14,8 +14,11 @@ It is made from a completed manifest and the `manifest_stat` of the very file th
 (recovery.read_manifest). A listing trusts a card only while `lstat(manifest.json)` still gives
 that stat: the store replaces a manifest by renaming a new file over it, so any later change (a
 resumed run, a repair, a rebuild, a hand edit, a deleted or swapped file) shows as another inode,
-size or time, and the listing reads that session as it always did. A card that does not parse
-or has the wrong shape is ignored the same way; it never becomes a row.
+size or time, and the listing reads that session as it always did. A matching card is shown as
+`completed` without probing the session's lock: a card is made only from a manifest read while
+the lock was free, and every taker of the lock moves the manifest's mtime
+(manifest_io.mark_in_use). A card that does not parse or has the wrong shape is ignored the
+same way; it never becomes a row.
 """
 
 from __future__ import annotations

@@ -240,9 +240,14 @@ def _child_maker(root: Path) -> Callable[[str], Path]:
     return (lambda name: root / name) if make is None else cast(Callable[[str], Path], make)
 
 
-def _card_row(session_id: str, text: str, folders: str, probe: LockProbe) -> Row | None:
+def _card_row(session_id: str, text: str, folders: str) -> Row | None:
     """The row of a completed session from its index card, or None when the card is damaged
-    or no longer describes the manifest on disk (list_card.py)."""
+    or no longer describes the manifest on disk (list_card.py).
+
+    Its lock is not probed: a card is made only from a manifest read while the lock was free,
+    and whoever takes the lock afterwards moves the manifest's mtime first
+    (manifest_io.mark_in_use), so a card that still matches was not taken since.
+    """
     card = parse_card(text)
     if card is None:
         return None
@@ -253,16 +258,15 @@ def _card_row(session_id: str, text: str, folders: str, probe: LockProbe) -> Row
         return None
     if manifest_stat(st) != card.manifest_stat:
         return None
-    live = probe.held(f"{session_id}.lock")
     return Row(
         session_id,
-        DisplayStatus.ACTIVE if live else DisplayStatus.COMPLETED,
+        DisplayStatus.COMPLETED,
         card.turns,
         card.events,
         card.created_at,
         card.updated_at,
         folder,
-        live,
+        False,
         card.runs,
         card.num_turns,
         card.last_run,
@@ -279,7 +283,7 @@ def list_rows(workspace: Path, *, use_index: bool = True) -> list[Row]:
     """Every session folder's `Row`, most recently updated first (unreadable ones last).
 
     A completed session is listed from its closed-session index card while the card still
-    matches the manifest's stat (one `lstat` and a lock probe, no read); any other session is
+    matches the manifest's stat (one `lstat`, no read, no lock probe); any other session is
     read as before, and the card of a completed one read so is appended to the index (best
     effort, never waiting), so the next listing need not read it again. `use_index=False`
     reads every session and leaves the index alone (the full scan, bench/sessions_list.py).
@@ -292,7 +296,7 @@ def list_rows(workspace: Path, *, use_index: bool = True) -> list[Row]:
         for e in session_folders(where.root):
             name = e.name
             text = cards.get(name)
-            row = _card_row(name, text, where.folders, probe) if text else None
+            row = _card_row(name, text, where.folders) if text else None
             if row is None:
                 row, card = _read_row(name, Path(e.path), probe)
                 if card is not None and row.updated_at is not None and use_index:

@@ -7,6 +7,7 @@ event codecs nor the log scanner.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import orjson
@@ -26,6 +27,29 @@ def manifest_stat(st: os.stat_result) -> ManifestStat:
     four agree, its bytes are the ones read when they were taken (the closed-session index
     relies on it to list a session without reading it)."""
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def mark_in_use(sdir: Path | int) -> None:
+    """Say that the session's lock was just taken: its manifest's mtime moves one nanosecond
+    (in place; the bytes stay), so no closed-session index card made before matches it.
+
+    Every taker of a session lock calls it right after acquiring (the writer reopening a
+    session, repair, retention removing one): `sessions list` shows a carded session without
+    probing its lock, on the rule that a card matching the manifest was made while the lock
+    was free and nobody has taken it since (list_card.py). A card is only ever made from a
+    manifest read before a probe that found the lock free, so one made after this mark would
+    need the lock released first. Best effort: no manifest means no card can match it, and a
+    manifest that cannot be touched (read-only) cannot be written by the taker either.
+    `sdir` is the folder or an open descriptor of it.
+    """
+    path, dfd = (MANIFEST, sdir) if isinstance(sdir, int) else (sdir / MANIFEST, None)
+    try:
+        st = os.lstat(path, dir_fd=dfd)
+        if stat.S_ISREG(st.st_mode):
+            ns = (st.st_atime_ns, st.st_mtime_ns + 1)
+            os.utime(path, ns=ns, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        pass
 
 
 def load_manifest(sdir: Path, session_id: str | None = None) -> SessionManifest | None:

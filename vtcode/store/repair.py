@@ -37,6 +37,7 @@ from vtcode.store.layout import (
 )
 from vtcode.store.locks import session_lock
 from vtcode.store.logstate import LINE_SLACK, BadLine, LineInfo, parse_line
+from vtcode.store.manifest_io import mark_in_use
 from vtcode.store.recovery import recover
 from vtcode.store.repair_events import Replay, next_item_number, salvage
 from vtcode.store.writer import SessionWriter
@@ -140,6 +141,7 @@ def repair_session(workspace: Path, session_id: str, cfg: StoreConfig) -> Repair
     lock = session_lock(lock_path(workspace, session_id))
     lock.acquire(cfg.lock_timeout_secs, what=f"session {session_id}")
     try:
+        mark_in_use(sdir)  # its index card, if any, stops vouching for it (listing)
         report = _repair(sdir, session_id, cfg.max_event_bytes + LINE_SLACK)
     finally:
         lock.release()

@@ -63,7 +63,7 @@ from vtcode.store.layout import (
 )
 from vtcode.store.list_card import make_card
 from vtcode.store.locks import lock_is_held, session_lock
-from vtcode.store.manifest_io import load_manifest, read_manifest
+from vtcode.store.manifest_io import load_manifest, mark_in_use, read_manifest
 from vtcode.store.models import SessionManifest, SessionStatus
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -410,6 +410,8 @@ def _delete(
         except FileNotFoundError:
             return  # another gc got there first
         try:
+            if not report.dry_run:
+                mark_in_use(dfd)  # a listing meanwhile probes its lock: active, as it is
             m = load_manifest(sdir, c.name)
             if m is None or m.updated_at != c.manifest.updated_at or m.status != c.manifest.status:
                 report.skipped.append((c.name, "changed while retention ran"))

@@ -24,6 +24,7 @@ from vtcode.store.layout import (
 )
 from vtcode.store.locks import SessionLock, session_lock
 from vtcode.store.logstate import LINE_SLACK, LogState
+from vtcode.store.manifest_io import mark_in_use
 from vtcode.store.recovery import Recovery, recover, write_cache
 from vtcode.store.writer_io import O_CLOEXEC, O_NOFOLLOW, io_step, not_found, remove_created
 
@@ -97,6 +98,7 @@ def open_append(workspace: Path, session_id: str, cfg: StoreConfig) -> Opened:
     try:
         if not is_real_dir(sdir):  # removed by retention while we waited for the lock
             raise not_found(session_id, root, sdir)
+        mark_in_use(sdir)  # its index card, if any, stops vouching for it (listing)
 
         def prepare() -> int:
             for sub in (INDEX_DIR, DERIVED_DIR):
