@@ -11,6 +11,7 @@ says it changed nothing. Event sequences are snapshots and validate against sche
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
 from vtcode.loop.file_blocks import scan_file_blocks
-from vtcode.loop.text_calls import MAX_CALLS
+from vtcode.loop.text_calls import MAX_CALLS, MAX_SCAN_CHARS
 
 CATALOG = {"write_file", "exec_command", "read_file", "list_files"}
 F = "```"
@@ -84,6 +85,24 @@ def _calls(text: str, *, ended: bool = False, catalog: set[str] = CATALOG) -> li
         (f"https://example.com/x.py\n{F}\nx\n{F}", []),
         (f"-rf.txt\n{F}\nx\n{F}", []),
         (f"folder/\n{F}\nx\n{F}", []),
+        # a sentence naming a file before a shell block: the command, not a write over the file
+        (
+            f"Run `python main.py`:\n{F}sh\npython main.py\n{F}",
+            [("exec_command", {"command": "python main.py"})],
+        ),
+        (
+            f"To check it, run main.py:\n{F}bash\npython3 main.py\n{F}",
+            [("exec_command", {"command": "python3 main.py"})],
+        ),
+        (
+            f"Here is build.sh:\n{F}sh\necho 1\n{F}",
+            [("write_file", {"path": "build.sh", "content": "echo 1\n"})],
+        ),
+        # CRLF line ends: the block closes, the content is kept as written
+        (
+            f"a.txt\r\n{F}\r\n1\r\n{F}\r\n",
+            [("write_file", {"path": "a.txt", "content": "1\r\n"})],
+        ),
         (f"{F}sh\n\n{F}", []),  # an empty command
         (f"a.txt\n{F}\nnever closed", []),  # open, and the reply may have been cut off
         ("No blocks at all.", []),
@@ -109,6 +128,25 @@ def test_blocks_need_their_tool_and_are_bounded() -> None:
     assert _calls(f"{F}sh\nls\n{F}", catalog={"write_file"}) == []
     many = "".join(f"f{i}.txt\n{F}\n{i}\n{F}\n" for i in range(MAX_CALLS + 5))
     assert len(_calls(many)) == MAX_CALLS
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        f"{F}a\n",  # openings that never close: each scanned to the end was quadratic (86 s)
+        f"f.txt\r\n{F}\r\nx\r\n{F}\r\n",  # CRLF fences that never closed (40 s)
+        f"{F}\n{F}`\n",  # fences of two lengths, neither closing the other
+        f"{F}{' ' * MAX_SCAN_CHARS}`\n",  # one line of blanks, then a backtick (180 s)
+    ],
+)
+def test_scanning_an_adversarial_reply_is_linear(unit: str) -> None:
+    """A reply of 256 KiB (the scan's cap) of fence lines takes milliseconds, never minutes: the
+    scan runs in the run's own thread, before a cancel or a limit can stop it."""
+    text = (unit * (MAX_SCAN_CHARS // len(unit) + 1))[:MAX_SCAN_CHARS]
+    for ended in (False, True):
+        start = time.perf_counter()
+        scan_file_blocks(text, CATALOG, ended=ended)
+        assert time.perf_counter() - start < 5.0
 
 
 # ---- the real CLI against a llama.cpp-shaped server on 127.0.0.1 --------------------------

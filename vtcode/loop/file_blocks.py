@@ -24,27 +24,34 @@ its own, the last block ends with the text.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from vtcode.loop.text_calls import MAX_CALLS, MAX_SCAN_CHARS, TextCall
 
 __all__ = ["SHELL_FENCES", "scan_file_blocks"]
 
 SHELL_FENCES = frozenset({"sh", "bash", "shell", "console", "zsh"})
-# A fence: its info string, its body, and a closing fence alone on a line.
-_BLOCK = re.compile(
-    r"^(?P<fence>`{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
-)
-# A fence opened and never closed, to the end of the text.
-_OPEN_TAIL = re.compile(
-    r"^(?P<fence>`{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>(?:(?!^`{3}).)*)\Z", re.M | re.S
-)
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh")
+# A line that opens a fence (its info string holds no backtick), and one that closes a fence of
+# exactly its length; `\r`: a reply with CRLF line ends. The info starts after the blanks, so a
+# long line of blanks is matched once, not once per split between `[ \t]*` and the info.
+_OPENING = re.compile(r"(`{3,})[ \t]*((?:[^` \t][^`]*)?)")
+_CLOSING = re.compile(r"(`{3,})[ \t\r]*")
 # A file path as a model writes it: no spaces, no URL scheme, an extension or a folder.
 _PATH = re.compile(r"^(?!-)(?![a-z]+://)[\w.@+-]*(?:/[\w.@+-]+)*$")
 _DECORATION = "*#`'\" \t>"
 _MAX_PATH = 255
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    before: str  # the line before the opening fence
+    info: str
+    body: str
 
 
 def scan_file_blocks(
@@ -56,24 +63,17 @@ def scan_file_blocks(
     `ended`: the reply ended on its own (not at the output cap), so a last block left open
     ends with the text (qwen0.5b often stops before the closing fence)."""
     head = text[:MAX_SCAN_CHARS]
-    found = list(_BLOCK.finditer(head))
-    rest = head[found[-1].end() :] if found else head
-    last = _OPEN_TAIL.search(rest) if ended and len(head) == len(text) else None
     calls: list[TextCall] = []
-    for m in [*found, *([last] if last else [])]:
+    for block in _blocks(head, ended=ended and len(head) == len(text)):
         if len(calls) >= MAX_CALLS:
             break
-        info = m.group("info").strip()
-        body = m.group("body")
-        if m is last and body and not body.endswith("\n"):
-            body += "\n"
-        where = head if m is not last else rest
-        path = _path_of(_line_before(where, m.start())) or _path_of(info)
+        info = block.info.strip()
+        path = _path_of(block.before, info) or _path_of(info, info)
         if path is not None and "write_file" in catalog:
-            args_json = json.dumps({"path": path, "content": body}, ensure_ascii=False)
+            args_json = json.dumps({"path": path, "content": block.body}, ensure_ascii=False)
             calls.append(TextCall("write_file", args_json, ("file block read as write_file",)))
         elif path is None and info.lower() in SHELL_FENCES and "exec_command" in catalog:
-            command = "\n".join(_unprompted(line) for line in body.splitlines()).strip()
+            command = "\n".join(_unprompted(line) for line in block.body.splitlines()).strip()
             if command:
                 args_json = json.dumps({"command": command}, ensure_ascii=False)
                 calls.append(
@@ -82,18 +82,51 @@ def scan_file_blocks(
     return tuple(calls)
 
 
-def _line_before(text: str, start: int) -> str:
-    """The line just before the fence opening at `start` (empty when the fence opens the text)."""
-    if start == 0:
-        return ""
-    end = start - 1  # the newline before the fence
-    return text[text.rfind("\n", 0, end) + 1 : end]
+def _blocks(text: str, *, ended: bool) -> list[_Block]:
+    """The fenced blocks of `text`, in one pass over its lines: a fence closes at the next line
+    of exactly its backticks (an opening no line closes is not a block, and the lines after it
+    are read on), and, when `ended`, a last opening with no fence line after it runs to the end.
+
+    Linear in the text: a regex that looked for each opening's closing fence scanned to the end
+    once per unclosed opening, 86 s for 256 KiB of "```a" lines."""
+    lines = text.split("\n")
+    closers: dict[int, list[int]] = {}  # fence length -> indexes of the lines closing one
+    last_fence = -1  # the last line starting with a fence
+    for j, line in enumerate(lines):
+        if line.startswith("```"):
+            last_fence = j
+            if m := _CLOSING.fullmatch(line):
+                closers.setdefault(len(m.group(1)), []).append(j)
+    out: list[_Block] = []
+    i = 0
+    while i < len(lines) - 1:  # an opening line ends with its newline
+        m = _OPENING.fullmatch(lines[i]) if lines[i].startswith("```") else None
+        if m is None:
+            i += 1
+            continue
+        before = lines[i - 1] if i else ""
+        same = closers.get(len(m.group(1)), [])
+        k = bisect.bisect_right(same, i)
+        if k < len(same):
+            j = same[k]
+            out.append(_Block(before, m.group(2), "".join(f"{b}\n" for b in lines[i + 1 : j])))
+            i = j + 1
+            continue
+        if ended and i == last_fence:
+            body = "\n".join(lines[i + 1 :])
+            out.append(
+                _Block(before, m.group(2), body if body.endswith("\n") or not body else body + "\n")
+            )
+        i += 1
+    return out
 
 
-def _path_of(line: str) -> str | None:
+def _path_of(line: str, info: str) -> str | None:
     """The path a line names, when it names one and nothing else: `greet.py`, `**greet.py**`,
     `### src/app.py`, `File: greet.py`, `Here is sum_to.py:`. A line of prose that does not end
-    with a path and a colon names none, nor does a language name (`python`: no dot, no slash)."""
+    with a path and a colon names none, nor does a language name (`python`: no dot, no slash).
+    Before a shell block (`info`), a sentence names a file only when it is a shell script: "Run
+    `python main.py`:" then ```sh is the command, and read as a write it replaced main.py."""
     s = line.strip().strip(_DECORATION)
     if not s or len(s) > 200:
         return None
@@ -101,6 +134,8 @@ def _path_of(line: str) -> str | None:
         if not s.endswith(":"):
             return None
         s = s[:-1].rsplit(" ", 1)[-1].strip(_DECORATION)
+        if info.lower() in SHELL_FENCES and not s.endswith(_SHELL_SUFFIXES):
+            return None
     s = s.rstrip(":").strip(_DECORATION)
     if s.startswith("./"):
         s = s[2:]
