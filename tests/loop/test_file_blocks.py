@@ -253,3 +253,18 @@ def test_a_block_outside_the_folder_is_refused_like_any_write(
     (call,) = _items(events, "tool_invocation")
     assert call["status"] == "failed"
     assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
+
+
+def test_a_reply_nested_past_the_json_parsers_depth_is_no_crash(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """A reply shaped as a call whose arguments nest thousands deep: Python's json raises
+    RecursionError (not ValueError) past ~1,000 levels; the run must not die of it."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    deep = '{"name": "write_file", "arguments": ' + "[" * 5000
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(deep)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(deep)))
+    code, events, err = _run(tmp_path)
+    assert "RecursionError" not in err, err
+    assert events[-1]["outcome_code"] == "malformed_tool_call", events[-1]  # nudged, then ended
+    assert code == 1, err

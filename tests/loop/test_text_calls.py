@@ -240,3 +240,12 @@ def test_huge_hostile_text_is_bounded(text: str) -> None:
 def test_a_call_past_the_scan_window_is_not_read() -> None:
     text = " " * MAX_SCAN_CHARS + '\n{"name": "list_files", "arguments": {}}'
     assert not scan_text_calls(text, CATALOG).calls
+
+
+@pytest.mark.parametrize("opener", ["[", '{"a": '])
+def test_nesting_past_the_parsers_depth_is_no_call_and_no_crash(opener: str) -> None:
+    """json.loads raises RecursionError, not ValueError, past about 1,000 levels."""
+    text = '{"name": "write_file", "arguments": ' + opener * 5000
+    assert loads_near_json(opener * 5000) is None
+    got = scan_text_calls(text, CATALOG)
+    assert got.shaped and not got.calls

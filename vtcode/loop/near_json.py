@@ -35,10 +35,13 @@ class NearJson:
 
 
 def loads_near_json(text: str) -> NearJson | None:
-    """The JSON value of `text`, repaired if needed; None when it is not (near-)JSON."""
+    """The JSON value of `text`, repaired if needed; None when it is not (near-)JSON.
+
+    RecursionError: a value nested deeper than the parser goes (about 1,000 levels), which a
+    model's reply can be; refused like any other text that is no call, never a failed turn."""
     try:
         return NearJson(json.loads(text, parse_constant=_refuse_constant), ())
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     if len(text) > MAX_NEAR_JSON_CHARS:
         return None
@@ -48,7 +51,7 @@ def loads_near_json(text: str) -> NearJson | None:
     out, repairs = fixed
     try:
         return NearJson(json.loads(out, parse_constant=_refuse_constant), repairs)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
