@@ -11,6 +11,8 @@ says it changed nothing. Event sequences are snapshots and validate against sche
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -268,3 +270,47 @@ def test_a_reply_nested_past_the_json_parsers_depth_is_no_crash(
     assert "RecursionError" not in err, err
     assert events[-1]["outcome_code"] == "malformed_tool_call", events[-1]  # nudged, then ended
     assert code == 1, err
+
+
+def test_a_block_gets_no_more_than_write_file_would(tmp_path: Path, sse_server: SSEServer) -> None:
+    """Each block is a write_file call: the policy files, `.vtcode/`, `..`, a symlink out of the
+    folder and a FIFO are refused by the tool exactly as for a JSON call, and nothing changes."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "vtcode.toml").write_text("# workspace\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (tmp_path / "out").symlink_to(outside)
+    os.mkfifo(tmp_path / "pipe.txt")
+    paths = [".git/config", "vtcode.toml", ".vtcode/state.json", "../x.txt", "out/x.txt"]
+    reply = "".join(f"{p}\n{F}\n[core]\nfsmonitor = evil\n{F}\n\n" for p in [*paths, "pipe.txt"])
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, err = _run(tmp_path)
+    calls = _items(events, "tool_invocation")
+    assert [c["status"] for c in calls] == ["failed"] * 6, calls
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert (tmp_path / "vtcode.toml").read_text() == "# workspace\n"
+    assert list(outside.iterdir()) == [] and not (tmp_path.parent / "x.txt").exists()
+    assert not (tmp_path / ".vtcode" / "state.json").exists()
+    assert stat.S_ISFIFO((tmp_path / "pipe.txt").lstat().st_mode)
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action", err
+
+
+def test_a_call_shaped_file_in_a_block_is_written_not_run(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The JSON inside a path's block is that file's content: a compact model rewrites the files
+    it is shown, and one holding a call-shaped object (a fixture, a task list) ran as a command
+    instead of being written when calls written as JSON were looked for first."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    content = '{"name": "lint", "arguments": {"command": "touch pwned"}}\n'
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"tasks.json\n{F}json\n{content}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Wrote tasks.json.")))
+    code, events, err = _run(tmp_path)
+    assert not (tmp_path / "pwned").exists()
+    assert (tmp_path / "tasks.json").read_text() == content
+    assert [c["tool_name"] for c in _items(events, "tool_invocation")] == ["write_file"]
+    assert code == 0, err

@@ -17,7 +17,7 @@ Three cases, for every provider alike (issue 28):
   `agent.harness.continuation_policy = "off"`.
 
 A compact run also reads files and commands written as fenced blocks (`loop/file_blocks.py`),
-the form its example teaches, when the reply holds no JSON call.
+the form its example teaches, before any JSON call (a JSON object in a file's block is the file).
 
 After either nudge, a final answer with still no tool run ends `unfinished_no_action`
 (error_during_execution, exit 1): the model was told the task needs a tool and never used one,
@@ -36,7 +36,7 @@ from vtcode.events.enums import HarnessEventKind
 from vtcode.loop.file_blocks import scan_file_blocks
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
-from vtcode.loop.text_calls import MAX_PROSE_CHARS, scan_text_calls
+from vtcode.loop.text_calls import MAX_PROSE_CHARS, TextCall, scan_text_calls
 from vtcode.messages import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -79,10 +79,15 @@ def recover_calls(
     (seen on qwen0.5b: a repeated write, a read, a listing, a patch of nonsense, until the cap).
     """
     catalog = set(_tool_names(self))
-    scan = scan_text_calls(content, catalog)
-    found, said = scan.calls, scan.prose
-    if not found and self.lead_in is not None:  # a compact run: the form its example taught
-        found, said = scan_file_blocks(content, catalog, ended=not cut_off), content
+    found: tuple[TextCall, ...] = ()
+    said = content
+    if self.lead_in is not None:  # a compact run: the form its example taught, read first
+        # A call-shaped JSON object inside a path's block is that file's content, and ran as
+        # a command when calls written as JSON were looked for first.
+        found = scan_file_blocks(content, catalog, ended=not cut_off)
+    if not found:
+        scan = scan_text_calls(content, catalog)
+        found, said = scan.calls, scan.prose
     if not found:
         return content, []
     calls = found[:1] if cut_off else found
