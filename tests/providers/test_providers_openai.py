@@ -32,9 +32,11 @@ from vtcode.messages import (
     ToolCall,
     ToolSpec,
 )
+from vtcode.providers.anthropic import AnthropicProvider
 from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.collect import collect
 from vtcode.providers.openai import OpenAIProvider, map_finish_reason
+from vtcode.providers.openai_responses import OpenAIResponsesProvider
 from vtcode.providers.registry import make_provider
 from vtcode.providers.retry import RetryPolicy
 
@@ -194,6 +196,20 @@ def test_official_endpoint_uses_max_completion_tokens() -> None:
     assert body["max_completion_tokens"] == 100
     assert "max_tokens" not in body
     assert p.pricing is not None and p.context_window == 200_000
+
+
+@pytest.mark.parametrize("kind", [OpenAIProvider, OpenAIResponsesProvider, AnthropicProvider])
+def test_temperature_is_sent_only_without_a_reasoning_effort(
+    kind: type[OpenAIProvider | OpenAIResponsesProvider | AnthropicProvider],
+) -> None:
+    """The compact lead-in asks for 0.2; reasoning models and thinking refuse a temperature."""
+    p = kind(model="m", base_url="http://127.0.0.1:9", api_key="k")
+    try:
+        assert p.body(req(temperature=0.2))["temperature"] == 0.2
+        assert "temperature" not in p.body(req(temperature=0.2, reasoning_effort="low"))
+        assert "temperature" not in p.body(req())
+    finally:
+        p.close()
 
 
 def test_done_without_finish_reason_and_refusal(sse_server: SSEServer) -> None:
