@@ -20,6 +20,8 @@ from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, raw_events, vtcode
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
 from vtcode.config.model import HarnessProfile
+from vtcode.loop.lead_in import EXAMPLE_EXCHANGE, LeadIn
+from vtcode.messages import Message
 from vtcode.runtime.harness_profile import (
     INLINE_BUDGET_CHARS,
     choose_profile,
@@ -325,3 +327,20 @@ def test_a_call_that_ran_and_failed_still_lets_the_run_answer(
     code, events, err = _run(tmp_path)
     assert code == 0, err
     assert events[-1]["outcome_code"] == "success"
+
+
+def test_a_compacted_history_keeps_its_system_messages_before_the_example() -> None:
+    """After a compaction the history opens with the summary and the envelope (system
+    messages); the example exchange goes after them, so every system message still precedes the
+    conversation as in any request (chat templates such as Mistral's refuse a system message
+    after an assistant turn, and the example ends with one)."""
+    history = [
+        Message(role="system", content="summary", name="summary"),
+        Message(role="system", content="envelope", name="envelope"),
+        Message(role="user", content="Fix it"),
+        Message(role="assistant", content="ok"),
+    ]
+    shaped = LeadIn(files="a.txt\n```\n1\n```").shape(history)
+    roles = [m.role for m in shaped]
+    assert roles == ["system", "system", *(m.role for m in EXAMPLE_EXCHANGE), "user", "assistant"]
+    assert shaped[len(EXAMPLE_EXCHANGE) + 2].content.endswith("Task: Fix it")

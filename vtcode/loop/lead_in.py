@@ -57,10 +57,16 @@ class LeadIn:
 
     def shape(self, history: Sequence[Message]) -> list[Message]:
         """`history` as the request sends it: the example first, and the files before the
-        first user message's text (the task)."""
-        out = list(self.examples)
+        first user message's text (the task). The system messages a compaction puts at the
+        history's start (summary, envelope) stay before the example: a system message after an
+        assistant turn is refused by some chat templates (Mistral's), and is in no other
+        request."""
+        lead = 0
+        while lead < len(history) and history[lead].role == "system":
+            lead += 1
+        out = [*history[:lead], *self.examples]
         shown = False
-        for m in history:
+        for m in history[lead:]:
             if not shown and m.role == "user":
                 shown = True
                 files = self.files or "(no files)"
