@@ -314,3 +314,39 @@ def test_a_call_shaped_file_in_a_block_is_written_not_run(
     assert (tmp_path / "tasks.json").read_text() == content
     assert [c["tool_name"] for c in _items(events, "tool_invocation")] == ["write_file"]
     assert code == 0, err
+
+
+def test_a_block_never_overwrites_a_file_the_model_has_not_seen_whole(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, edit-big-file (eval, 2026-12-06): told only the name of a 2,000-line
+    settings.py (too big to show), it wrote a 40-line settings.py over it. A block may write a
+    new file, a file shown whole, or one it wrote itself; an existing file it has not seen is
+    refused with how to change it instead, and a command can still change it."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    big = "".join(f"SETTING_{i} = {i}\n" for i in range(2000))
+    (tmp_path / "settings.py").write_text(big)
+    (tmp_path / "small.txt").write_text("old\n")
+    first = (
+        f"settings.py\n{F}\nSETTING_7 = 8\n{F}\n\nsmall.txt\n{F}\nnew\n{F}\n\nnew.txt\n{F}\na\n{F}"
+    )
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(first)))
+    sed = (
+        f"new.txt\n{F}\nb\n{F}\n\n{F}sh\nsed -i 's/^SETTING_7 = 7$/SETTING_7 = 8/' settings.py\n{F}"
+    )
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(sed)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Changed SETTING_7 to 8.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    outputs = [o["output"] for o in _items(events, "tool_output")]
+    assert outputs[0].startswith("not written: settings.py exists (")
+    assert "sed -i" in outputs[0] and outputs[1:3] == [
+        "updated small.txt (4 bytes)",
+        "created new.txt (2 bytes)",
+    ]
+    assert outputs[3] == "updated new.txt (2 bytes)"  # its own file: written again
+    assert (tmp_path / "small.txt").read_text() == "new\n"
+    assert (tmp_path / "new.txt").read_text() == "b\n"
+    assert (tmp_path / "settings.py").read_text() == big.replace(
+        "SETTING_7 = 7\n", "SETTING_7 = 8\n"
+    )

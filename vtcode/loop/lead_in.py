@@ -23,8 +23,11 @@ that copies them writes a stray file, which is why the example is short.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from vtcode.messages import Message
 
@@ -49,11 +52,38 @@ EXAMPLE_EXCHANGE = (
 
 @dataclass(frozen=True, slots=True)
 class LeadIn:
-    """The example exchange and the workspace's files (block form) of a compact run."""
+    """The example exchange and the workspace's files (block form) of a compact run, and what
+    the run's file blocks may overwrite."""
 
     files: str
     examples: tuple[Message, ...] = EXAMPLE_EXCHANGE
     temperature: float = TEMPERATURE
+    shown: frozenset[str] = frozenset()  # the files shown whole in `files`
+    written: set[str] = field(default_factory=set)  # files the run's blocks wrote
+    refused: dict[str, str] = field(default_factory=dict)  # call id -> why it does not run
+
+    def unseen_write(self, path: str, workspace: Path) -> str | None:
+        """Why a block may not write `path` (None: it may): an existing file the model was
+        never shown whole nor wrote itself. A whole-file write of it replaces content the
+        model has not seen: qwen0.5b, edit-big-file (2026-12-06), wrote a 40-line
+        settings.py over the 2,000-line one it was told only the name of."""
+        rel = os.path.normpath(path)
+        if rel in self.shown or rel in self.written:
+            return None
+        try:
+            st = (workspace / rel).lstat()
+        except OSError:  # nothing there (or unreachable: the tool says why)
+            self.written.add(rel)
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            return None  # the tool refuses a folder, and says so
+        size = st.st_size
+        return (
+            f"not written: {path} exists ({size} bytes) and you have not seen all of it, so "
+            "writing it whole would replace what you have not seen. Change it with a command "
+            f"in a ```sh block (for example: sed -i 's/OLD/NEW/' {path}), or show it first "
+            f"with cat {path}."
+        )
 
     def shape(self, history: Sequence[Message]) -> list[Message]:
         """`history` as the request sends it: the example first, and the files before the

@@ -29,11 +29,14 @@ Interactive runs only recover calls: a person reads each answer and can say what
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vtcode.events.enums import HarnessEventKind
 from vtcode.loop.file_blocks import scan_file_blocks
+from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
 from vtcode.loop.text_calls import MAX_PROSE_CHARS, TextCall, scan_text_calls
@@ -85,6 +88,7 @@ def recover_calls(
         # A call-shaped JSON object inside a path's block is that file's content, and ran as
         # a command when calls written as JSON were looked for first.
         found = scan_file_blocks(content, catalog, ended=not cut_off)
+    blocks = bool(found)
     if not found:
         scan = scan_text_calls(content, catalog)
         found, said = scan.calls, scan.prose
@@ -114,7 +118,19 @@ def recover_calls(
         sc = self.recorder.tool_call(c.name, call_id, self.tools.item_kind(c.name))
         sc.push(c.arguments)
         pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
+        if blocks and self.lead_in is not None and self.workspace is not None:
+            _guard_block_write(self.lead_in, c, call_id, self.workspace)
     return said, pairs
+
+
+def _guard_block_write(lead: LeadIn, call: TextCall, call_id: str, workspace: Path) -> None:
+    """A block that would overwrite a file the model has not seen whole does not run."""
+    if call.name != "write_file":
+        return
+    path = json.loads(call.arguments).get("path")
+    why = lead.unseen_write(path, workspace) if isinstance(path, str) else None
+    if why is not None:
+        lead.refused[call_id] = why
 
 
 def end_or_nudge(self: Runner, content: str) -> bool:

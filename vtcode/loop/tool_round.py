@@ -95,6 +95,13 @@ def step_tools(self: Runner) -> None:
                 outcome=ToolOutcome.ERROR,
                 rejected=True,
             )
+        elif self.lead_in is not None and call.id in self.lead_in.refused:
+            result = ToolRunOutcome(  # a file block over a file the model has not seen
+                output=self.lead_in.refused.pop(call.id),
+                status=ToolCallStatus.FAILED,
+                outcome=ToolOutcome.ERROR,
+                rejected=True,
+            )
         elif index in ran_together:
             result = ran_together[index]
         else:

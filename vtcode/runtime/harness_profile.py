@@ -142,13 +142,25 @@ def inline_files(
     read: Callable[[str], str | None],
     budget: int = INLINE_BUDGET_CHARS,
 ) -> str:
-    """The workspace's small text files as a prompt section: each path, then its text in a
-    fence, the form the compact harness's model writes files in (`loop/file_blocks.py`).
+    """The workspace's small text files as a prompt section (`inlined`, its text)."""
+    return inlined(workspace, read, budget)[0]
+
+
+def inlined(
+    workspace: Path,
+    read: Callable[[str], str | None],
+    budget: int = INLINE_BUDGET_CHARS,
+) -> tuple[str, frozenset[str]]:
+    """The workspace's small text files as a prompt section, and the paths it shows whole:
+    each path, then its text in a fence, the form the compact harness's model writes files in
+    (`loop/file_blocks.py`).
 
     `read(rel)` returns a file's text, or None when it may not or cannot be read (the caller
     reads through the read_file tool's own checks and the run's deny rules). Files that do not
-    fit the budget are named with their size so the model knows to read them.
+    fit the budget are named with their size; a block may not overwrite them
+    (`LeadIn.unseen_write`).
     """
+    parts: list[str] = []
     shown: list[str] = []
     named: list[str] = []
     left = budget
@@ -159,11 +171,12 @@ def inline_files(
         text = read(rel)
         if text is None or len(text) > left:
             continue
-        shown.append(f"{rel}\n{_fenced(text)}\n")
+        parts.append(f"{rel}\n{_fenced(text)}\n")
+        shown.append(rel)
         left -= len(text)
     if named:
-        shown.append("Other files (too big to show here): " + ", ".join(named[:40]))
-    return "\n".join(shown)
+        parts.append("Other files (too big to show here): " + ", ".join(named[:40]))
+    return "\n".join(parts), frozenset(shown)
 
 
 def _fenced(text: str) -> str:
@@ -211,4 +224,5 @@ def lead_in(
         return None
     tools = [t.name for t in executor.catalog()]
     read = _reader(executor) if "read_file" in tools else (lambda rel: None)
-    return LeadIn(files=inline_files(workspace, read))
+    files, shown = inlined(workspace, read)
+    return LeadIn(files=files, shown=shown)
