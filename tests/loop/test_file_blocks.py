@@ -350,3 +350,45 @@ def test_a_block_never_overwrites_a_file_the_model_has_not_seen_whole(
     assert (tmp_path / "settings.py").read_text() == big.replace(
         "SETTING_7 = 7\n", "SETTING_7 = 8\n"
     )
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        # protected-test (vtcode eval, 2026-12-06): the fix, in a block with no path before it
+        f"Here's the corrected function:\n\n{F}python\ndef double(x):\n    return 2 * x\n{F}\n",
+        # failing-test: the task's own words back
+        "Fix it, please. The function double in calc.py is wrong; make it return twice x.",
+    ],
+)
+def test_code_without_a_path_or_the_task_echoed_is_nudged_not_a_success(
+    tmp_path: Path, sse_server: SSEServer, first: str
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x\n")
+    fixed = f"calc.py\n{F}\ndef double(x):\n    return 2 * x\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(first)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(fixed)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed double in calc.py.")))
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local",
+         "The function double in calc.py is wrong; make it return twice x."],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )  # fmt: skip
+    events = raw_events(proc.stdout)
+    (nudge,) = [h for h in _items(events, "harness") if h["event"] == "continuation_started"]
+    assert "fenced code block" in nudge["message"]
+    assert (tmp_path / "calc.py").read_text() == "def double(x):\n    return 2 * x\n"
+    assert proc.returncode == 0 and events[-1]["outcome_code"] == "success", proc.stderr
+
+
+def test_after_the_nudge_code_without_a_path_again_is_never_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    code_only = f"{F}python\nprint(1)\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(code_only)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(code_only)))
+    code, events, err = _run(tmp_path)
+    assert events[-1]["outcome_code"] == "unfinished_no_action" and code == 1, err

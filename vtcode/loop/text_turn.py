@@ -188,7 +188,7 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         return True
     if ran_tools or not self.limits.nudge_unfinished:
         return False
-    if not _announces_action(content) and not (self.lead_in and _short_claim(content)):
+    if not _announces_action(content) and not (self.lead_in and _did_nothing(self, content)):
         return False
     if self.limit_outcome() is not None:
         return False
@@ -200,6 +200,18 @@ def _announces_action(text: str) -> bool:
     """The reply says what it is about to do ("Let me read the file:") and stops there."""
     tail = text.strip()[-400:].lower()
     return tail.endswith(":") or any(p in tail for p in _INTENT_PHRASES)
+
+
+def _did_nothing(self: Runner, text: str) -> bool:
+    """A compact run's answer, before anything changed, that shows it meant to act: a short
+    claim of work done, code in a block with no path before it (nothing was written), or the
+    task's own words back. qwen0.5b in the public suite (vtcode eval, 2026-12-06): protected-test
+    answered with the fixed function in a ```python block, failing-test with the task's text;
+    both runs were a success with nothing done."""
+    if _short_claim(text) or "```" in text:
+        return True
+    task = next((m.content for m in self.history if m.role == "user"), "").strip()[:200]
+    return len(task) >= 20 and task in text
 
 
 def _short_claim(text: str) -> bool:
