@@ -22,6 +22,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.loop.test_compact_harness import _run
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
 from vtcode.loop.file_blocks import scan_file_blocks
 from vtcode.loop.text_calls import MAX_CALLS, MAX_SCAN_CHARS
@@ -152,15 +153,6 @@ def test_scanning_an_adversarial_reply_is_linear(unit: str) -> None:
 
 
 # ---- the real CLI against a llama.cpp-shaped server on 127.0.0.1 --------------------------
-
-
-def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:
-    proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *args, "Fix it"],
-        tmp_path,
-        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
-    )
-    return proc.returncode, raw_events(proc.stdout), proc.stderr
 
 
 def _items(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
