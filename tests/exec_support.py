@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -56,6 +58,16 @@ def wait_for_path(path: Path, proc: subprocess.Popen[str], what: str, timeout: f
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else "exited early"
         assert time.monotonic() < deadline, f"{what} never started"
         time.sleep(0.01)
+
+
+def end_run_and_its_job(proc: subprocess.Popen[str], job: Path) -> None:
+    """Clean-up after a run a test killed midway: the vtcode process, if it still runs, then the
+    command it had started (its pid in `job`), which a SIGKILL of vtcode leaves orphaned."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+        os.kill(int(job.read_text()), signal.SIGKILL)
 
 
 def vtcode(

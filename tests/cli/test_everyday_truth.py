@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import signal
 from pathlib import Path
 
-from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
+from tests.exec_support import SCRIPTS, end_run_and_its_job, spawn_vtcode, vtcode, wait_for_path
 from vtcode.report import build_report
 from vtcode.report.fmt import fmt_duration
 
@@ -60,10 +57,7 @@ def test_loop_status_counts_the_running_step(tmp_path: Path) -> None:
         text = vtcode(["loop", "status", "L"], tmp_path).stdout
         doc = json.loads(vtcode(["loop", "status", "--json", "L"], tmp_path).stdout)
     finally:
-        proc.kill()
-        proc.wait(timeout=30)
-        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
-            os.kill(int(job.read_text()), signal.SIGKILL)  # the killed step's orphaned sleep
+        end_run_and_its_job(proc, job)
     step = next(line for line in text.splitlines() if line.startswith("step:"))
     assert step.split(None, 1)[1].startswith("1 (running; 0 ended) of max "), text
     assert (doc["running_step"], doc["step_index"], doc["running_now"]) == (1, 0, True)

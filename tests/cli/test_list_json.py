@@ -10,9 +10,7 @@ means "resumable". The lock (a flock, held only while a process runs the loop) d
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
+from tests.exec_support import SCRIPTS, end_run_and_its_job, spawn_vtcode, vtcode, wait_for_path
 from vtcode.cli.main import cli
 
 # command path -> the name of its array
@@ -138,11 +136,7 @@ def test_a_killed_step_shows_interrupted_then_running_while_it_runs(tmp_path: Pa
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
-            os.kill(int(job.read_text()), signal.SIGKILL)  # the killed step's orphaned sleep
+        end_run_and_its_job(proc, job)
     assert vtcode(["loop", "list"], tmp_path).stdout.split("\t")[:2] == ["L", "interrupted"]
     doc = json.loads(vtcode(["loop", "status", "--json", "L"], tmp_path).stdout)
     assert (doc["status"], doc["activity"], doc["running_now"]) == ("running", "interrupted", False)

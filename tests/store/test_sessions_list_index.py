@@ -10,9 +10,7 @@ Speed: bench/sessions_list.py.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -22,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.exec_support import SCRIPTS, spawn_vtcode, vtcode, wait_for_path
+from tests.exec_support import SCRIPTS, end_run_and_its_job, spawn_vtcode, vtcode, wait_for_path
 from vtcode.config.model import RetentionConfig, StoreConfig
 from vtcode.store import listing
 from vtcode.store.closed_index import index_lock, index_path, read_entries, record_closed
@@ -285,11 +283,7 @@ def test_a_session_resumed_by_a_real_run_is_active_while_it_runs(ws: Path) -> No
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
-            os.kill(int(job.read_text()), signal.SIGKILL)  # the killed run's orphaned sleep
+        end_run_and_its_job(proc, job)
     doc = _listed(ws)[1]
     assert doc == _full_scan_json(ws)
     assert _ok_row(doc)[:2] == ("abandoned", False)
