@@ -25,7 +25,7 @@ from vtcode.messages import Message
 from vtcode.runtime.harness_profile import (
     INLINE_BUDGET_CHARS,
     choose_profile,
-    inline_files,
+    inlined,
     model_params_from_name,
 )
 
@@ -69,7 +69,8 @@ def test_inline_files_shows_small_text_and_names_the_rest(tmp_path: Path) -> Non
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "m.py").write_text("X = 2\n")
     (tmp_path / "big.txt").write_text("y\n" * 5000)
-    text = inline_files(tmp_path, _read(tmp_path))
+    text, shown = inlined(tmp_path, _read(tmp_path))
+    assert shown == {"a.py", "pkg/m.py"}
     assert "a.py\n```\nprint(1)\n```\n" in text and "pkg/m.py\n```\nX = 2\n```\n" in text
     assert "big.txt (10000 bytes)" in text and "y\ny" not in text
 
@@ -96,7 +97,7 @@ def test_inline_files_never_shows_secrets_links_or_special_files(tmp_path: Path)
         seen.append(rel)
         return (ws / rel).read_text()
 
-    text = inline_files(ws, read)
+    text, _ = inlined(ws, read)
     assert seen == ["ok.txt"]  # nothing else is even opened
     assert "PRIVATE" not in text and "sk-live" not in text and "root:x" not in text
     assert "fine" in text
@@ -105,7 +106,7 @@ def test_inline_files_never_shows_secrets_links_or_special_files(tmp_path: Path)
 def test_inline_files_stays_within_its_budget(tmp_path: Path) -> None:
     for i in range(40):
         (tmp_path / f"f{i:02}.txt").write_text(f"{i}\n" * 400)
-    text = inline_files(tmp_path, _read(tmp_path))
+    text, _ = inlined(tmp_path, _read(tmp_path))
     assert len(text) < INLINE_BUDGET_CHARS + 1500  # the shown files, then names only
     assert "Other files (too big to show here): " in text
 

@@ -44,7 +44,7 @@ __all__ = [
     "apply_to_provider",
     "base_prompt",
     "choose_profile",
-    "inline_files",
+    "inlined",
     "lead_in",
     "model_params_from_name",
 ]
@@ -135,15 +135,6 @@ def _candidates(workspace: Path) -> list[tuple[str, int]]:
                     out.append((rel, st.st_size))
         dirs = next_dirs
     return out
-
-
-def inline_files(
-    workspace: Path,
-    read: Callable[[str], str | None],
-    budget: int = INLINE_BUDGET_CHARS,
-) -> str:
-    """The workspace's small text files as a prompt section (`inlined`, its text)."""
-    return inlined(workspace, read, budget)[0]
 
 
 def inlined(
