@@ -167,6 +167,11 @@ class DispatchGate:
                 raise
             with self._cv:
                 self._pending.append((seq, event))
+                # The drain may have written it (and raised `_ready` past it) before it was
+                # pending: the dispatch thread then sleeps on a condition already true, and
+                # nothing else may come to wake it (a chat waiting for its next line).
+                if seq <= self._ready:
+                    self._cv.notify_all()
 
     def settle(self) -> None:
         """Return once every event emitted so far is written and shown to the exporters.
