@@ -10,10 +10,11 @@ ends (the next line can wait for them), the end of input ends the run with one
 from __future__ import annotations
 
 import json
-import select
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -94,21 +95,40 @@ def test_three_streamed_turns_are_one_session(
     assert canonical_snapshot(tmp_path) == snapshot_json
 
 
-def _read_until(proc: subprocess.Popen[str], kind: str, deadline: float) -> list[dict[str, Any]]:
-    """Events from stdout up to the first of `kind` (bounded: fails past `deadline`)."""
-    assert proc.stdout is not None
-    got: list[dict[str, Any]] = []
-    while True:
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {kind} in time; got {[e['type'] for e in got]}"
-        ready, _, _ = select.select([proc.stdout], [], [], left)
-        if not ready:
-            continue
-        line = proc.stdout.readline()
-        assert line, f"stdout closed before {kind}"
-        got.append(json.loads(line))
-        if got[-1]["type"] == kind:
-            return got
+class _StdoutEvents:
+    """The events of a running process's stdout, read by a thread as they come.
+
+    Never `select` on the pipe and then `readline`: a readline can pull two lines into the
+    text wrapper's buffer, and select then waits for bytes that were already read (this test
+    once hung for 240 s on a `turn.completed` sitting in that buffer).
+    """
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        stdout = proc.stdout
+
+        def pump() -> None:
+            for line in stdout:
+                self._lines.put(line)
+            self._lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def until(self, kind: str, deadline: float) -> list[dict[str, Any]]:
+        """Events up to the first of `kind` (bounded: fails past `deadline`)."""
+        got: list[dict[str, Any]] = []
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {kind} in time; got {[e['type'] for e in got]}"
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            assert line is not None, f"stdout closed before {kind}"
+            got.append(json.loads(line))
+            if got[-1]["type"] == kind:
+                return got
 
 
 def test_each_turn_streams_before_the_next_line_is_read(
@@ -126,16 +146,17 @@ def test_each_turn_streams_before_the_next_line_is_read(
         bufsize=1,
     )
     assert proc.stdin is not None
+    events = _StdoutEvents(proc)
     try:
         deadline = time.monotonic() + 240  # a hang guard only: a loaded CI host is slow
         proc.stdin.write('{"type":"user","text":"one"}\n')
         proc.stdin.flush()
-        first = _read_until(proc, "turn.completed", deadline)
+        first = events.until("turn.completed", deadline)
         assert first[-2]["item"]["text"] == "answer 1"
         assert len(sse_server.requests) == 1  # the second line is not written yet
         proc.stdin.write('{"type":"user","text":"two"}\n')
         proc.stdin.close()
-        rest = _read_until(proc, "thread.completed", deadline)
+        rest = events.until("thread.completed", deadline)
         assert rest[-1]["result"] == "answer 2"
         assert proc.wait(30) == 0
     finally:
@@ -163,12 +184,13 @@ def test_sigint_while_waiting_for_the_next_line_ends_the_session(
     _setup(tmp_path, sse_server, 1)
     proc = _spawn(tmp_path)
     assert proc.stdin is not None
+    events = _StdoutEvents(proc)
     try:
         proc.stdin.write('{"type":"user","text":"one"}\n')
         proc.stdin.flush()
-        _read_until(proc, "turn.completed", time.monotonic() + 180)
+        events.until("turn.completed", time.monotonic() + 180)
         proc.send_signal(signal.SIGINT)  # stdin stays open: vtcode is waiting for a line
-        rest = _read_until(proc, "thread.completed", time.monotonic() + 100)
+        rest = events.until("thread.completed", time.monotonic() + 100)
         assert (rest[-1]["subtype"], rest[-1]["outcome_code"]) == ("cancelled", "cancelled")
         assert proc.wait(30) == 130
     finally:
