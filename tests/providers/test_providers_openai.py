@@ -212,6 +212,33 @@ def test_temperature_is_sent_only_without_a_reasoning_effort(
         p.close()
 
 
+@pytest.mark.parametrize("kind", [OpenAIProvider, OpenAIResponsesProvider])
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [
+        ("o3", False),
+        ("o4-mini", False),
+        ("O1-preview", False),
+        ("gpt-5-mini", False),
+        ("openai/o3", False),  # a router's prefix
+        ("gpt-4.1-mini", True),
+        ("qwen2.5-coder-0.5b", True),
+        ("olmo-1b", True),  # an o, but not o<digit>
+    ],
+)
+def test_openai_reasoning_models_never_get_a_temperature(
+    kind: type[OpenAIProvider | OpenAIResponsesProvider], model: str, sent: bool
+) -> None:
+    """A compact run forced on an OpenAI reasoning model (`profile = "compact"` with o3) still
+    asks for 0.2; those models answer 400 to any temperature, so it is left out."""
+    p = kind(model=model, base_url="http://127.0.0.1:9", api_key="k")
+    try:
+        request = ModelRequest(model=model, messages=(USER,), temperature=0.2)
+        assert ("temperature" in p.body(request)) is sent
+    finally:
+        p.close()
+
+
 def test_done_without_finish_reason_and_refusal(sse_server: SSEServer) -> None:
     p = make(sse_server)
     sse_server.queue(sse(delta({"refusal": "I can't help with that."}), "data: [DONE]\n\n"))

@@ -14,6 +14,7 @@ mapped to upstream's stop reasons (`length` -> `max_tokens`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,7 +37,24 @@ from vtcode.providers.http import (
 from vtcode.providers.http_provider import HTTPProvider
 from vtcode.providers.sse import SSEEvent
 
-__all__ = ["DEFAULT_BASE_URL", "FINISH_REASONS", "OpenAIProvider", "map_finish_reason"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "FINISH_REASONS",
+    "OpenAIProvider",
+    "map_finish_reason",
+    "takes_temperature",
+]
+
+# OpenAI's reasoning families refuse any temperature but the default (400 "Unsupported value").
+_NO_TEMPERATURE = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
+
+
+def takes_temperature(model: str) -> bool:
+    """Whether a request for `model` may set a temperature: not OpenAI's reasoning models
+    (o1, o3, o4-mini, gpt-5...), even with no reasoning effort asked (a compact run forced on
+    one asks for 0.2)."""
+    return _NO_TEMPERATURE.match(model) is None
+
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -146,7 +164,7 @@ class OpenAIProvider(HTTPProvider):
             }
         if request.reasoning_effort:
             body["reasoning_effort"] = request.reasoning_effort
-        elif request.temperature is not None:  # reasoning models take no temperature
+        elif request.temperature is not None and takes_temperature(str(body["model"])):
             body["temperature"] = request.temperature
         cap = request.max_output_tokens or self.max_output_tokens
         if request.reasoning_effort:

@@ -45,7 +45,7 @@ from vtcode.providers.base import FailureKind, ProviderError
 from vtcode.providers.collect import MAX_COLLECTED_CALLS
 from vtcode.providers.http import classify_error, json_or_error
 from vtcode.providers.http_provider import HTTPProvider
-from vtcode.providers.openai import DEFAULT_BASE_URL
+from vtcode.providers.openai import DEFAULT_BASE_URL, takes_temperature
 from vtcode.providers.pricing import context_window_for, pricing_for
 from vtcode.providers.sse import SSEEvent
 
@@ -177,7 +177,7 @@ class OpenAIResponsesProvider(HTTPProvider):
         if request.reasoning_effort:
             body["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
             cap += THINKING_BUDGETS.get(request.reasoning_effort, 0)
-        elif request.temperature is not None:  # reasoning models take no temperature
+        elif request.temperature is not None and takes_temperature(str(body["model"])):
             body["temperature"] = request.temperature
         body["max_output_tokens"] = cap
         return body
