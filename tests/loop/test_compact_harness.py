@@ -69,8 +69,10 @@ def test_inline_files_shows_small_text_and_names_the_rest(tmp_path: Path) -> Non
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "m.py").write_text("X = 2\n")
     (tmp_path / "big.txt").write_text("y\n" * 5000)
+    (tmp_path / "my notes.txt").write_text("z\n")
     text, shown = inlined(tmp_path, _read(tmp_path))
-    assert shown == {"a.py", "pkg/m.py"}
+    assert shown == {"a.py", "pkg/m.py", "my notes.txt"}
+    assert "`my notes.txt`\n```\nz\n```\n" in text  # quoted: the form a block may write back
     assert "a.py\n```\nprint(1)\n```\n" in text and "pkg/m.py\n```\nX = 2\n```\n" in text
     assert "big.txt (10000 bytes)" in text and "y\ny" not in text
 

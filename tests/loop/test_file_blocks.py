@@ -115,6 +115,32 @@ def test_what_a_block_is_read_as(text: str, expected: list[Any]) -> None:
     assert _calls(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("line", "fence", "path"),
+    [
+        ("`my notes.txt`", F, "my notes.txt"),
+        ('"my notes.txt"', F, "my notes.txt"),
+        ("**`docs/a b/c d.md`**", F + "md", "docs/a b/c d.md"),
+        ("### `my notes.txt`:", F, "my notes.txt"),
+        ("my notes.txt", F, None),  # unquoted: a sentence ending in a file name
+        ("`other file.txt`", F, None),  # a spaced name it was not shown
+        ("`python3 app.py`", F, None),  # a command before its output, not a file
+        ("`my notes.txt`", F + "sh", None),  # before a shell block: the command
+        ("`run me.sh`", F + "sh", "run me.sh"),  # ... unless it is a shell script
+        ("`my  notes.txt`", F, None),  # two spaces: not the name shown
+    ],
+)
+def test_a_quoted_name_with_spaces_is_a_path_only_when_shown(
+    line: str, fence: str, path: str | None
+) -> None:
+    """The lead-in shows a name with spaces in backticks (`harness_profile.inlined`); a block
+    under that quoted name writes that file. Any other quoted spaced line is not a path."""
+    known = {"my notes.txt", "docs/a b/c d.md", "run me.sh", "python3 app.py.bak"}
+    found = scan_file_blocks(f"{line}\n{fence}\nx\n{F}", CATALOG, known=known)
+    writes = [json.loads(c.arguments)["path"] for c in found if c.name == "write_file"]
+    assert writes == ([path] if path else [])
+
+
 def test_a_last_block_left_open_counts_only_when_the_reply_ended_on_its_own() -> None:
     """qwen0.5b often stops before the closing fence; a reply cut off by the output cap may end
     in the middle of a file, and writing that would truncate it."""
@@ -181,6 +207,27 @@ def test_a_block_writes_the_file_and_a_shell_block_runs(
     assert events[-1]["outcome_code"] == "success"
     history = sse_server.requests[1].json()["messages"]
     assert history[-3]["content"] == reply  # the model sees its own blocks, then the results
+    assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_a_shown_file_with_spaces_in_its_name_is_written_by_its_quoted_name(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    """Through the CLI: the lead-in shows `my notes.txt` quoted, the model writes it back under
+    that quoted name, and the file (not a file named after a sentence) changes."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "my notes.txt").write_text("helo\n")
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"`my notes.txt`\n{F}\nhello\n{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    assert events[-1]["outcome_code"] == "success"
+    task = sse_server.requests[0].json()["messages"][-1]["content"]
+    assert f"`my notes.txt`\n{F}\nhelo\n{F}" in task
+    assert (tmp_path / "my notes.txt").read_text() == "hello\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "my notes.txt"
+    ]
     assert canonical_snapshot(tmp_path) == snapshot_json
 
 

@@ -43,6 +43,10 @@ _OPENING = re.compile(r"(`{3,})[ \t]*((?:[^` \t][^`]*)?)")
 _CLOSING = re.compile(r"(`{3,})[ \t\r]*")
 # A file path as a model writes it: no spaces, no URL scheme, an extension or a folder.
 _PATH = re.compile(r"^(?!-)(?![a-z]+://)[\w.@+-]*(?:/[\w.@+-]+)*$")
+# The same with single spaces inside a name (only ever read from a quoted name, `_quoted`).
+_SEGMENT = r"[\w.@+-]+(?: [\w.@+-]+)*"
+_SPACED_PATH = re.compile(rf"^(?!-)(?![a-z]+://){_SEGMENT}(?:/{_SEGMENT})*$")
+_EXTENSION = re.compile(r"\.\w+$")
 _DECORATION = "*#`'\" \t>"
 _MAX_PATH = 255
 
@@ -55,20 +59,23 @@ class _Block:
 
 
 def scan_file_blocks(
-    text: str, catalog: Collection[str], *, ended: bool = False
+    text: str, catalog: Collection[str], *, ended: bool = False, known: Collection[str] = ()
 ) -> tuple[TextCall, ...]:
     """The writes and commands written as blocks in `text`, in order (at most `MAX_CALLS`),
     for the tools of `catalog` (`write_file`, `exec_command`); an empty tuple when none.
 
     `ended`: the reply ended on its own (not at the output cap), so a last block left open
-    ends with the text (qwen0.5b often stops before the closing fence)."""
+    ends with the text (qwen0.5b often stops before the closing fence).
+
+    `known`: the files a name with spaces may be (those the lead-in showed the model, quoted):
+    quoted and spaced, "`python3 app.py`" before its output's block is a command, not a file."""
     head = text[:MAX_SCAN_CHARS]
     calls: list[TextCall] = []
     for block in _blocks(head, ended=ended and len(head) == len(text)):
         if len(calls) >= MAX_CALLS:
             break
         info = block.info.strip()
-        path = _path_of(block.before, info) or _path_of(info, info)
+        path = _path_of(block.before, info, known) or _path_of(info, info, known)
         if path is not None and "write_file" in catalog:
             args_json = json.dumps({"path": path, "content": block.body}, ensure_ascii=False)
             calls.append(TextCall("write_file", args_json, ("file block read as write_file",)))
@@ -121,12 +128,16 @@ def _blocks(text: str, *, ended: bool) -> list[_Block]:
     return out
 
 
-def _path_of(line: str, info: str) -> str | None:
+def _path_of(line: str, info: str, known: Collection[str] = ()) -> str | None:
     """The path a line names, when it names one and nothing else: `greet.py`, `**greet.py**`,
     `### src/app.py`, `File: greet.py`, `Here is sum_to.py:`. A line of prose that does not end
     with a path and a colon names none, nor does a language name (`python`: no dot, no slash).
     Before a shell block (`info`), a sentence names a file only when it is a shell script: "Run
     `python main.py`:" then ```sh is the command, and read as a write it replaced main.py."""
+    quoted = _quoted(line)
+    if quoted is not None:  # `my notes.txt`: the whole line one quoted name, spaces and all
+        shell_ok = info.lower() not in SHELL_FENCES or quoted.endswith(_SHELL_SUFFIXES)
+        return quoted if quoted in known and shell_ok else None
     s = line.strip().strip(_DECORATION)
     if not s or len(s) > 200:
         return None
@@ -144,6 +155,21 @@ def _path_of(line: str, info: str) -> str | None:
     if "." not in s.lstrip(".") and "/" not in s:
         return None  # a language name or a word, not a file
     return s
+
+
+def _quoted(line: str) -> str | None:
+    """The name in a line that is only one name in backticks or quotes, when it holds a space
+    (the compact lead-in shows such names quoted); None otherwise. Unquoted, "my notes.txt"
+    cannot be told from a sentence ending in a file name."""
+    raw = line.strip().lstrip("*#> \t").rstrip("*: \t")
+    if len(raw) < 3 or raw[0] not in "`'\"" or raw[-1] != raw[0] or raw[0] in raw[1:-1]:
+        return None
+    name = raw[1:-1]
+    if " " not in name or name != name.strip() or name.startswith("./"):
+        return None
+    if len(name) > _MAX_PATH or not _SPACED_PATH.match(name) or name.endswith("/"):
+        return None
+    return name if _EXTENSION.search(name.rsplit("/", 1)[-1]) else None
 
 
 def _unprompted(line: str) -> str:

@@ -87,7 +87,8 @@ def recover_calls(
     if self.lead_in is not None:  # a compact run: the form its example taught, read first
         # A call-shaped JSON object inside a path's block is that file's content, and ran as
         # a command when calls written as JSON were looked for first.
-        found = scan_file_blocks(content, catalog, ended=not cut_off)
+        known = self.lead_in.shown | self.lead_in.written
+        found = scan_file_blocks(content, catalog, ended=not cut_off, known=known)
     blocks = bool(found)
     if not found:
         scan = scan_text_calls(content, catalog)

@@ -157,17 +157,23 @@ def inlined(
     left = budget
     for rel, size in _candidates(workspace):
         if len(shown) >= INLINE_MAX_FILES or size > min(left, INLINE_FILE_MAX_CHARS):
-            named.append(f"{rel} ({size} bytes)")
+            named.append(f"{_named(rel)} ({size} bytes)")
             continue
         text = read(rel)
         if text is None or len(text) > left:
             continue
-        parts.append(f"{rel}\n{_fenced(text)}\n")
+        parts.append(f"{_named(rel)}\n{_fenced(text)}\n")
         shown.append(rel)
         left -= len(text)
     if named:
         parts.append("Other files (too big to show here): " + ", ".join(named[:40]))
     return "\n".join(parts), frozenset(shown)
+
+
+def _named(rel: str) -> str:
+    """A path as the lead-in writes it: in backticks when it holds a space, the form a block's
+    path line may then take (`loop/file_blocks.py`); a bare spaced name reads as a sentence."""
+    return f"`{rel}`" if " " in rel else rel
 
 
 def _fenced(text: str) -> str:
