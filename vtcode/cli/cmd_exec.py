@@ -362,7 +362,7 @@ def _streamed_input(args: list[str]) -> tuple[StreamedTurns, str | None]:
     buf = stdin_buffer()
     if buf is None or sys.stdin.isatty():
         raise UsageError("--input-format stream-json needs the messages piped on stdin")
-    lines = UserLines(buf, max_stdin_bytes())
+    lines = UserLines(buf.fileno(), max_stdin_bytes())
     first = lines.next_message()
     if first is None:
         raise UsageError("--input-format stream-json: stdin holds no user message")

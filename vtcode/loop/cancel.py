@@ -88,6 +88,7 @@ class CancelToken:
         self.raise_if_cancelled()
         self._interruptible += 1
         try:
+            self.raise_if_cancelled()  # a signal between the first check and the count
             yield
         finally:
             self._interruptible -= 1

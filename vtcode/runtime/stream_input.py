@@ -15,8 +15,10 @@ like any stdin `-` (VTCODE_MAX_STDIN_BYTES, 16 MiB), a line by the same cap.
 from __future__ import annotations
 
 import json
+import os
+import select
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from vtcode.errors import UsageError
 from vtcode.loop.outcomes import Outcome, OutcomeKind
@@ -25,19 +27,15 @@ from vtcode.loop.runner import Runner
 from vtcode.messages import Message
 from vtcode.runtime.exec_run import Interaction, RunParts
 
-__all__ = ["LOCATION", "LineSource", "StreamedTurns", "UserLines", "parse_user_line"]
+__all__ = ["LOCATION", "StreamedTurns", "UserLines", "parse_user_line"]
 
 LOCATION = "<stdin>"
+_POLL = 0.25  # seconds a wait for input goes before it checks for a cancel again
+_CHUNK = 1 << 16
 _SHAPES = (
     'expected {"type": "user", "message": {"role": "user", "content": ...}} '
     'or {"type": "user", "text": ...}'
 )
-
-
-class LineSource(Protocol):
-    """A binary stream read a line at a time (standard input's buffer)."""
-
-    def readline(self, size: int = -1, /) -> bytes: ...
 
 
 def parse_user_line(line: str, lineno: int) -> str:
@@ -93,18 +91,27 @@ def _content_text(content: Any, lineno: int, where: str) -> str:
 
 class UserLines:
     """The user messages of a stream, one per non-blank line, read only when asked for (a
-    script may wait for a turn's events before it writes the next line)."""
+    script may wait for a turn's events before it writes the next line).
 
-    def __init__(self, source: LineSource, cap: int) -> None:
-        self.source = source
+    Reads the descriptor itself, waiting at most `_POLL` seconds at a time and asking
+    `interrupted` between waits: a blocking read can miss a signal that lands between Python's
+    last check and the read starting, and the run then waits for a line that never comes (CI,
+    loaded: SIGINT sent right after `turn.completed`, no `thread.completed` in 100 s).
+    """
+
+    def __init__(self, fd: int, cap: int) -> None:
+        self.fd = fd
         self.cap = cap
         self.read_bytes = 0
         self.lineno = 0
+        self._buf = b""
+        self._eof = False
 
-    def next_message(self) -> str | None:
-        """The next message's text; None at the end of input. Raises `UsageError`."""
+    def next_message(self, interrupted: Callable[[], None] = lambda: None) -> str | None:
+        """The next message's text; None at the end of input. Raises `UsageError`, and
+        whatever `interrupted` raises (it is called while waiting for input)."""
         while True:
-            raw = self._readline()
+            raw = self._readline(interrupted)
             if raw is None:
                 return None
             self.lineno += 1
@@ -118,22 +125,40 @@ class UserLines:
             if line.strip():
                 return parse_user_line(line, self.lineno)
 
-    def _readline(self) -> bytes | None:
-        left = self.cap - self.read_bytes
-        try:
-            raw = self.source.readline(left + 1)
-        except OSError as e:
-            raise UsageError(
-                f"cannot read standard input: {e.strerror or e}", location=LOCATION
-            ) from None
-        self.read_bytes += len(raw)
-        if self.read_bytes > self.cap:
+    def _readline(self, interrupted: Callable[[], None]) -> bytes | None:
+        while True:
+            end = self._buf.find(b"\n")
+            if end >= 0:
+                return self._take(end + 1)
+            self._check_cap(len(self._buf))  # a line already longer than what is left
+            if self._eof:
+                return self._take(len(self._buf)) or None
+            interrupted()
+            try:
+                ready, _, _ = select.select([self.fd], [], [], _POLL)
+                chunk = os.read(self.fd, _CHUNK) if ready else None
+            except OSError as e:
+                raise UsageError(
+                    f"cannot read standard input: {e.strerror or e}", location=LOCATION
+                ) from None
+            if chunk is not None:
+                self._eof = not chunk
+                self._buf += chunk
+
+    def _take(self, n: int) -> bytes:
+        """The next `n` bytes of input as a line, counted against the cap."""
+        self._check_cap(n)
+        line, self._buf = self._buf[:n], self._buf[n:]
+        self.read_bytes += n
+        return line
+
+    def _check_cap(self, n: int) -> None:
+        if self.read_bytes + n > self.cap:
             raise UsageError(
                 f"standard input is larger than {self.cap:,} bytes",
                 location=f"{LOCATION}:{self.lineno + 1}",
                 hint="raise the cap with VTCODE_MAX_STDIN_BYTES=BYTES",
             )
-        return raw or None
 
 
 class StreamedTurns(Interaction):
@@ -156,7 +181,7 @@ class StreamedTurns(Interaction):
         try:
             # A signal while waiting for the script's next line ends the session (130) at once.
             with runner.cancel.interruptible():
-                text = self.lines.next_message()
+                text = self.lines.next_message(runner.cancel.raise_if_cancelled)
         except UsageError as e:
             self.input_error = e
             return UserAction(leave=Outcome(OutcomeKind.INPUT_ERROR, detail=str(e)))
