@@ -431,3 +431,42 @@ def test_after_the_nudge_code_without_a_path_again_is_never_a_success(
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(code_only)))
     code, events, err = _run(tmp_path)
     assert events[-1]["outcome_code"] == "unfinished_no_action" and code == 1, err
+
+
+def test_the_examples_own_files_copied_word_for_word_are_not_written(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, fix-off-by-one (vtcode eval, 2026-12-06): it wrote the example's greeting.txt
+    and count.txt into the task's folder, and the run was a success. Those writes are refused,
+    and with nothing else done the run is not a success. The same names with other content,
+    or files that are really there, are the task's own."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    copied = f"greeting.txt\n{F}\nHelo, world\n{F}\n\ncount.txt\n{F}\n2\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(copied)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, _err = _run(tmp_path)
+    outputs = [o["output"] for o in _items(events, "tool_output")]
+    assert len(outputs) == 2 and all("is the example's file" in o for o in outputs)
+    assert not (tmp_path / "greeting.txt").exists() and not (tmp_path / "count.txt").exists()
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
+
+
+def test_a_task_file_named_like_the_example_is_written(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """Other content under an example's name, or the example's content in a file the task
+    names, is the task's own work."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    reply = f"count.txt\n{F}\n3\n{F}\n\nhello.txt\n{F}\nHello\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Wrote both.")))
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local",
+         "Write Hello into hello.txt and 3 into count.txt"],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "count.txt").read_text() == "3\n"
+    assert (tmp_path / "hello.txt").read_text() == "Hello\n"

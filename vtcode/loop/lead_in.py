@@ -48,6 +48,14 @@ EXAMPLE_EXCHANGE = (
     Message(role="user", content="wrote greeting.txt\nwrote count.txt"),
     Message(role="assistant", content="Done."),
 )
+# The files the harness's own examples write (this exchange, and the system prompt's
+# hello.txt in loop/prompts.py): written word for word into a task's folder whose task never
+# names them, they are a copy.
+_EXAMPLE_FILES = {
+    "greeting.txt": ("Helo, world\n", "Hello, world\n"),
+    "count.txt": ("2\n",),
+    "hello.txt": ("Hello\n",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,17 +70,29 @@ class LeadIn:
     written: set[str] = field(default_factory=set)  # files the run's blocks wrote
     refused: dict[str, str] = field(default_factory=dict)  # call id -> why it does not run
 
-    def unseen_write(self, path: str, workspace: Path) -> str | None:
+    def unseen_write(
+        self, path: str, workspace: Path, content: str | None = None, task: str = ""
+    ) -> str | None:
         """Why a block may not write `path` (None: it may): an existing file the model was
-        never shown whole nor wrote itself. A whole-file write of it replaces content the
-        model has not seen: qwen0.5b, edit-big-file (2026-12-06), wrote a 40-line
-        settings.py over the 2,000-line one it was told only the name of."""
+        never shown whole nor wrote itself, or the example's own file.
+
+        A whole-file write of an unseen file replaces content the model has not seen:
+        qwen0.5b, edit-big-file (2026-12-06), wrote a 40-line settings.py over the
+        2,000-line one it was told only the name of. And it copies the example: greeting.txt
+        and count.txt written word for word into fix-off-by-one's folder, a "success". A task
+        that names the file (`task`, the user's words) may write it with any content."""
         rel = os.path.normpath(path)
         if rel in self.shown or rel in self.written:
             return None
         try:
             st = (workspace / rel).lstat()
         except OSError:  # nothing there (or unreachable: the tool says why)
+            copied = content is not None and content in _EXAMPLE_FILES.get(rel, ())
+            if copied and rel not in task:
+                return (
+                    f"not written: {path} with that content is the example's file, not part "
+                    "of this task. Write the files this task needs."
+                )
             self.written.add(rel)
             return None
         if stat.S_ISDIR(st.st_mode):

@@ -120,16 +120,21 @@ def recover_calls(
         sc.push(c.arguments)
         pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
         if blocks and self.lead_in is not None and self.workspace is not None:
-            _guard_block_write(self.lead_in, c, call_id, self.workspace)
+            task = next((m.content for m in self.history if m.role == "user"), "")
+            _guard_block_write(self.lead_in, c, call_id, self.workspace, task)
     return said, pairs
 
 
-def _guard_block_write(lead: LeadIn, call: TextCall, call_id: str, workspace: Path) -> None:
+def _guard_block_write(
+    lead: LeadIn, call: TextCall, call_id: str, workspace: Path, task: str
+) -> None:
     """A block that would overwrite a file the model has not seen whole does not run."""
     if call.name != "write_file":
         return
-    path = json.loads(call.arguments).get("path")
-    why = lead.unseen_write(path, workspace) if isinstance(path, str) else None
+    args = json.loads(call.arguments)
+    path, content = args.get("path"), args.get("content")
+    text = content if isinstance(content, str) else None
+    why = lead.unseen_write(path, workspace, text, task) if isinstance(path, str) else None
     if why is not None:
         lead.refused[call_id] = why
 
