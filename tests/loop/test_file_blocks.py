@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ F = "```"
 
 def _calls(text: str, *, ended: bool = False, catalog: set[str] = CATALOG) -> list[Any]:
     return [(c.name, json.loads(c.arguments)) for c in scan_file_blocks(text, catalog, ended=ended)]
+
+
+def _exec(tmp_path: Path, prompt: str) -> subprocess.CompletedProcess[str]:
+    """`vtcode exec --json` with `prompt`, on the config `_config` wrote (the task's words
+    matter: `_run`'s fixed "Fix it" names no file)."""
+    return vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", prompt],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
 
 
 @pytest.mark.parametrize(
@@ -409,12 +420,7 @@ def test_code_without_a_path_or_the_task_echoed_is_nudged_not_a_success(
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(first)))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(fixed)))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed double in calc.py.")))
-    proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local",
-         "The function double in calc.py is wrong; make it return twice x."],
-        tmp_path,
-        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
-    )  # fmt: skip
+    proc = _exec(tmp_path, "The function double in calc.py is wrong; make it return twice x.")
     events = raw_events(proc.stdout)
     (nudge,) = [h for h in _items(events, "harness") if h["event"] == "continuation_started"]
     assert "fenced code block" in nudge["message"]
@@ -461,12 +467,7 @@ def test_a_task_file_named_like_the_example_is_written(
     reply = f"count.txt\n{F}\n3\n{F}\n\nhello.txt\n{F}\nHello\n{F}"
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Wrote both.")))
-    proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local",
-         "Write Hello into hello.txt and 3 into count.txt"],
-        tmp_path,
-        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
-    )  # fmt: skip
+    proc = _exec(tmp_path, "Write Hello into hello.txt and 3 into count.txt")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "count.txt").read_text() == "3\n"
     assert (tmp_path / "hello.txt").read_text() == "Hello\n"
