@@ -49,13 +49,18 @@ class _Collect:
         pass
 
 
-def test_an_event_written_before_it_was_queued_is_still_delivered(tmp_path: Path) -> None:
-    writer = _WrittenBeforeSubmitReturns.create(tmp_path, "s1", StoreConfig())
-    sink = _Collect(want=3)
+def _gate(tmp_path: Path, sid: str, want: int) -> tuple[DispatchGate, _Collect]:
+    writer = _WrittenBeforeSubmitReturns.create(tmp_path, sid, StoreConfig())
+    sink = _Collect(want)
     gate = DispatchGate(writer, [sink])
+    gate.emit(ThreadStartedEvent(thread_id=sid))
+    gate.emit(TurnStartedEvent())
+    return gate, sink
+
+
+def test_an_event_written_before_it_was_queued_is_still_delivered(tmp_path: Path) -> None:
+    gate, sink = _gate(tmp_path, "s1", want=3)
     try:
-        gate.emit(ThreadStartedEvent(thread_id="s1"))
-        gate.emit(TurnStartedEvent())
         gate.emit(TurnCompletedEvent(usage=Usage()))
         # No further emit and no settle: the exporter gets all three on its own (bounded wait;
         # before the fix it waited forever).
@@ -66,12 +71,8 @@ def test_an_event_written_before_it_was_queued_is_still_delivered(tmp_path: Path
 
 
 def test_settle_returns_with_the_last_event_delivered(tmp_path: Path) -> None:
-    writer = _WrittenBeforeSubmitReturns.create(tmp_path, "s2", StoreConfig())
-    sink = _Collect(want=2)
-    gate = DispatchGate(writer, [sink])
+    gate, sink = _gate(tmp_path, "s2", want=2)
     try:
-        gate.emit(ThreadStartedEvent(thread_id="s2"))
-        gate.emit(TurnStartedEvent())
         gate.settle()  # what a chat calls before it reads the next line
         assert sink.seen == ["thread.started", "turn.started"]
     finally:
