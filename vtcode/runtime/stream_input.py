@@ -104,7 +104,9 @@ class UserLines:
         self.cap = cap
         self.read_bytes = 0
         self.lineno = 0
-        self._buf = b""
+        # Deleting a bytearray's head is cheap in CPython, so taking line after line from a
+        # big chunk stays linear (a bytes slice would copy the rest each time).
+        self._buf = bytearray()
         self._eof = False
 
     def next_message(self, interrupted: Callable[[], None] = lambda: None) -> str | None:
@@ -148,7 +150,8 @@ class UserLines:
     def _take(self, n: int) -> bytes:
         """The next `n` bytes of input as a line, counted against the cap."""
         self._check_cap(n)
-        line, self._buf = self._buf[:n], self._buf[n:]
+        line = bytes(self._buf[:n])
+        del self._buf[:n]
         self.read_bytes += n
         return line
 
