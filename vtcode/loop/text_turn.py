@@ -113,6 +113,7 @@ def recover_calls(
         error_category=CALL_IN_TEXT,
     )
     pairs: list[tuple[StreamingToolCall, ToolCall]] = []
+    task = _task(self) if blocks else ""
     self.watch.text_calls += len(calls)
     for i, c in enumerate(calls):
         call_id = f"call_text_{self.turns_executed}_{i}"
@@ -120,7 +121,6 @@ def recover_calls(
         sc.push(c.arguments)
         pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
         if blocks and self.lead_in is not None and self.workspace is not None:
-            task = next((m.content for m in self.history if m.role == "user"), "")
             _guard_block_write(self.lead_in, c, call_id, self.workspace, task)
     return said, pairs
 
@@ -216,8 +216,13 @@ def _did_nothing(self: Runner, text: str) -> bool:
     both runs were a success with nothing done."""
     if _short_claim(text) or "```" in text:
         return True
-    task = next((m.content for m in self.history if m.role == "user"), "").strip()[:200]
+    task = _task(self).strip()[:200]
     return len(task) >= 20 and task in text
+
+
+def _task(self: Runner) -> str:
+    """The task as the user wrote it: the history's first user message."""
+    return next((m.content for m in self.history if m.role == "user"), "")
 
 
 def _short_claim(text: str) -> bool:
