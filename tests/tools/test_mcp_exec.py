@@ -331,3 +331,35 @@ def test_a_server_that_never_answers_is_killed_at_start(tmp_path: Path) -> None:
         "MCP server 'broken' failed to start: no answer to initialize within 1s"
     )
     wait_gone(pids["broken"], timeout=0.5)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """The session log exists before the servers start; a signal then (an eval's timeout on a
+    slow start) must close it `cancelled` at once, exit 130, the server ended — not kill the
+    process with an empty log, nor wait out the 60 s start-up timeout."""
+    pids = write_config(tmp_path, {"broken": ["--hang-on-start"]}, startup=60.0)
+    proc = spawn_vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--script",
+         str(SCRIPTS / "mcp-unavailable.toml"), "use the tools"],
+        tmp_path,
+        env=TRUST,
+    )  # fmt: skip
+    wait_for_path(pids["broken"], proc, "the MCP server")
+    while not pids["broken"].read_text().strip():  # written, maybe not yet filled
+        assert proc.poll() is None
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    events = raw_events(out)
+    assert [e["type"] for e in events] == ["thread.started", "item.completed", "thread.completed"]
+    assert events[1]["item"] == {"id": "item_0", "type": "error", "message": "turn cancelled"}
+    assert events[-1]["subtype"] == "cancelled" and events[-1]["num_turns"] == 0
+    assert [line["event"] for line in canonical_lines(tmp_path)] == events
+    log = tmp_path / ".vtcode" / "sessions" / SESSION / "events.jsonl"
+    checked = vtcode(["validate", str(log)], tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    wait_gone(pids["broken"], timeout=5)
+    assert "Traceback" not in err

@@ -346,7 +346,13 @@ class McpServerConnection:
         waiter = asyncio.create_task(self._ready.wait())
         timeout = self.config.startup_timeout_seconds
         first = asyncio.FIRST_COMPLETED
-        await asyncio.wait({waiter, self._task}, timeout=timeout, return_when=first)
+        try:
+            await asyncio.wait({waiter, self._task}, timeout=timeout, return_when=first)
+        except asyncio.CancelledError:  # the run was cancelled while the server started
+            waiter.cancel()
+            self.reason = self.reason or "start cancelled"
+            await self._stop_task()
+            raise
         if self._ready.is_set():
             return self.tools
         waiter.cancel()
@@ -428,7 +434,9 @@ class McpServerConnection:
         if self._closing is not None:
             self._closing.set()
         task = self._task
-        if task is not None and not task.done():
+        if task is not None and not task.done() and not (self._ready and self._ready.is_set()):
+            await self._stop_task()  # still starting: no session to close politely
+        elif task is not None and not task.done():
             grace = _HTTP_CLOSE_GRACE_SECS if self.config.url else _STDIO_CLOSE_GRACE_SECS
             done, _ = await asyncio.wait({task}, timeout=grace)
             if not done:

@@ -86,7 +86,11 @@ class LoopThread:
             slice_ = remaining if cancel is None else min(remaining, _POLL_SECS)
             # `wait`, not `result(timeout)`: a coroutine that itself raised TimeoutError must not
             # look like "still running".
-            done, _ = concurrent.futures.wait([fut], timeout=slice_)
+            try:
+                done, _ = concurrent.futures.wait([fut], timeout=slice_)
+            except BaseException:  # a signal handler raised (Ctrl-C, the run's Cancelled)
+                fut.cancel()  # as on a timeout: the coroutine stops, the caller's close is quick
+                raise
             if done:
                 return fut.result()
 

@@ -35,10 +35,10 @@ from vtcode.errors import (
 )
 from vtcode.events.types import ItemCompletedEvent, ItemStartedEvent, ItemUpdatedEvent, ThreadEvent
 from vtcode.ids import check_id, new_session_id
-from vtcode.loop.cancel import CancelToken
+from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.continuation import Continuation
 from vtcode.loop.limits import Limits, check_run_caps, require_budget_cap, require_budget_price
-from vtcode.loop.outcomes import Outcome, OutcomeKind
+from vtcode.loop.outcomes import Outcome
 from vtcode.loop.parts import LoopHooks, UserTurns
 from vtcode.loop.prompts import system_prompt
 from vtcode.loop.runner import Runner, RunResult
@@ -50,7 +50,7 @@ from vtcode.providers.base import Provider
 from vtcode.providers.recording import RecordingProvider
 from vtcode.providers.registry import chosen_provider, make_provider
 from vtcode.providers.vision import refuse_images
-from vtcode.redact import redact_text, remember_secrets
+from vtcode.redact import remember_secrets
 from vtcode.runtime.exporters import make_exporters
 from vtcode.runtime.harness_profile import (
     apply_to_provider,
@@ -241,8 +241,18 @@ def _open_writer(
 
 
 def run_exec(req: ExecRequest) -> ExecResult:
-    """Run one exec session to its end; never raises for a run that started (see ExecResult)."""
+    """Run one exec session to its end; never raises for a run that started (see ExecResult).
 
+    The signal handlers go in first: a SIGTERM while the run is being wired (a slow start on a
+    loaded machine, an MCP server starting) sets the token, and the run then closes its session
+    `cancelled` at once, instead of the process dying with a created, empty log. They stay in
+    while the run closes, so a SIGTERM then still reaches the token's watchdog (loop/cancel.py)."""
+    cancel = CancelToken()
+    with cancel.installed() if req.install_signals else contextlib.nullcontext():
+        return _run_exec(req, cancel)
+
+
+def _run_exec(req: ExecRequest, cancel: CancelToken) -> ExecResult:
     cfg = dry_run_config(req.config) if req.dry_run else req.config
     remember_secrets(
         [cfg.shell_environment_policy.set, *(s.env for s in cfg.mcp.servers.values())],
@@ -373,12 +383,14 @@ def run_exec(req: ExecRequest) -> ExecResult:
             from vtcode.mcp.manager import McpManager
 
             # Started once the catalog's allow-list is known; their tools join the registry.
-            mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
+            # A signal while they start stops them (none is left); the run then closes at once.
+            with contextlib.suppress(Cancelled), cancel.interruptible():
+                mcp = McpManager.start(mcp_plan, registry, req.workspace, allowed=executor.allowed)
+        if mcp is not None:
             executor.notices = _joined(executor.notices, mcp.take_notices)
             executor.unknown_tool_hint = mcp.unavailable
         run_executor = executor
         limits = Limits.from_config(cfg, max_turns=req.max_turns, max_budget_usd=req.max_budget_usd)
-        cancel = CancelToken()
         runner = Runner(
             session_id=session_id,
             provider=provider,
@@ -425,19 +437,16 @@ def run_exec(req: ExecRequest) -> ExecResult:
                     settle=gate.settle,
                 )
             )
-        # The handlers stay installed while the run closes: a SIGTERM then still reaches the
-        # token, whose watchdog bounds a close stuck on an exporter (loop/cancel.py).
-        with cancel.installed() if req.install_signals else contextlib.nullcontext():
-            result = runner.run()
-            executor.close()
-            executor = None
-            if mcp is not None:
-                mcp.close()  # sessions closed, server processes ended, before the log is closed
-                mcp = None
-            transcript.close()
-            transcript = None
-            gate.close()
-            gate = None
+        result = runner.run()
+        executor.close()
+        executor = None
+        if mcp is not None:
+            mcp.close()  # sessions closed, server processes ended, before the log is closed
+            mcp = None
+        transcript.close()
+        transcript = None
+        gate.close()
+        gate = None
         with contextlib.suppress(OSError):  # the index is a cache: `sessions gc` rebuilds it
             record_closed(req.workspace, session_id)
         plan = tracker.render() if req.dry_run and tracker is not None else None
@@ -482,14 +491,3 @@ def _retain(req: ExecRequest, cfg: VtcodeConfig, session_id: str) -> None:
 def _joined(*sources: Callable[[], list[str]] | None) -> Callable[[], list[str]]:
     """One notices callable over several (the exec sessions' and the MCP manager's)."""
     return lambda: [text for source in sources if source is not None for text in source()]
-
-
-def last_message_text(result: ExecResult) -> str | None:
-    """What `--last-message-file` writes: the last agent message (else the last plan),
-    redacted like the events it repeats."""
-    if result.run is None:
-        return None
-    if result.run.outcome.kind in (OutcomeKind.SUCCESS,) and result.run.final_text:
-        return redact_text(result.run.final_text)
-    text = result.run.final_text or result.run.last_plan_text
-    return None if text is None else redact_text(text)
