@@ -9,6 +9,7 @@ snapshot of the normalised events, and that no server process outlives the run.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -350,8 +351,13 @@ def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
     wait_for_path(pids["broken"], proc, "the MCP server")
     while not pids["broken"].read_text().strip():  # written, maybe not yet filled
         assert proc.poll() is None
+    server = int(pids["broken"].read_text())
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:  # a server that never reads stdin outlives a vtcode that failed to end it
+        if not _gone(server):
+            os.kill(server, signal.SIGKILL)
     assert proc.returncode == 130, err
     events = raw_events(out)
     assert [e["type"] for e in events] == ["thread.started", "item.completed", "thread.completed"]
