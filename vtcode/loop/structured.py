@@ -20,10 +20,6 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from referencing.exceptions import Unresolvable
-
 from vtcode.errors import UsageError
 from vtcode.events.enums import HarnessEventKind
 from vtcode.loop.outcomes import Outcome, OutcomeKind
@@ -89,6 +85,9 @@ def load_output_schema(path: Path, *, option: str) -> OutputSchema:
         ) from None
     if not isinstance(schema, dict | bool):
         raise UsageError("the output schema must be a JSON object", location=where)
+    from jsonschema import Draft202012Validator  # here: a run without a schema never loads it
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except RecursionError:
@@ -173,6 +172,9 @@ def schema_errors(schema: OutputSchema, text: str) -> tuple[str | None, list[str
     if found is None:
         return None, ["the answer is not a JSON value"]
     json_text, value = found
+    from jsonschema import Draft202012Validator
+    from referencing.exceptions import Unresolvable
+
     validator = Draft202012Validator(schema.schema)
     try:
         errors = sorted(validator.iter_errors(value), key=lambda e: str(list(e.absolute_path)))

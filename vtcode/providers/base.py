@@ -76,6 +76,14 @@ class Pricing:
 
 
 @runtime_checkable
+class OutputCapped(Protocol):
+    """A provider whose default output cap a harness profile may lower (the HTTP providers).
+    A Protocol, so that checking a provider for it does not import httpx."""
+
+    def lower_default_output_cap(self, cap: int) -> None: ...
+
+
+@runtime_checkable
 class Provider(Protocol):
     """A model backend. Implementations: replay (embedded default), openai, anthropic."""
 

@@ -31,8 +31,7 @@ from vtcode.config.model import HarnessProfile
 from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.prompts import compact_system_prompt, exec_system_prompt
 from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
-from vtcode.providers.base import Provider
-from vtcode.providers.http_provider import HTTPProvider
+from vtcode.providers.base import OutputCapped, Provider
 from vtcode.tools.base import ToolError
 from vtcode.tools.compact_catalog import CompactCatalog
 
@@ -92,7 +91,7 @@ class ChosenProfile:
 
 def apply_to_provider(profile: ChosenProfile, provider: Provider) -> None:
     """What the profile changes in the provider: compact lowers the default output cap."""
-    if profile.compact and isinstance(provider, HTTPProvider):
+    if profile.compact and isinstance(provider, OutputCapped):
         provider.lower_default_output_cap(COMPACT_OUTPUT_CAP)
 
 

@@ -16,14 +16,16 @@ from pathlib import Path
 from vtcode.errors import UsageError
 from vtcode.ownfile import open_own
 from vtcode.store.layout import EVENTS, session_dir
-from vtcode.validate.engine import validate_path
-from vtcode.validate.report import FileStatus, Profile, Severity, ValidateOptions
 
 __all__ = ["refuse_invalid_log"]
 
 
 def refuse_invalid_log(workspace: Path, session_id: str) -> None:
     """Raise `UsageError` (exit 2) when the session's log does not validate."""
+    # Imported here: only a resumed run needs the validator (~90 ms of every exec's start).
+    from vtcode.validate.engine import validate_path
+    from vtcode.validate.report import FileStatus, Profile, Severity, ValidateOptions
+
     path = session_dir(workspace, session_id) / EVENTS
     # vtcode's own file: a FIFO, socket, folder or symlink planted there is refused at once
     # (OwnFileRefused, exit 2 with the path); `validate` would wait on a FIFO as on a pipe.
