@@ -471,3 +471,42 @@ def test_a_task_file_named_like_the_example_is_written(
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "count.txt").read_text() == "3\n"
     assert (tmp_path / "hello.txt").read_text() == "Hello\n"
+
+
+def test_a_question_answered_with_code_is_a_success_not_nudged(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """A compact run nudges a first answer with code and no path (nothing written); a task that
+    only asks a question is answered exactly so, and must end a success with one request."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    answer = f"Use os.ReadFile:\n\n{F}go\ndata, err := os.ReadFile(\"a.txt\")\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(answer)))
+    proc = _exec(tmp_path, "How do I read a whole file in Go?")
+    events = raw_events(proc.stdout)
+    assert [h for h in _items(events, "harness") if h["event"] == "continuation_started"] == []
+    assert proc.returncode == 0 and events[-1]["outcome_code"] == "success", proc.stderr
+    assert len(sse_server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("task", "question"),
+    [
+        ("How do I read a file in Go?", True),
+        ("sum.py has a bug. What is it?", True),
+        ("Explain the code in app.py.", True),
+        ("Can you explain this?", True),
+        ("What would it take to fix this?", True),
+        ("Fix the bug. What did you change?", False),
+        ("What does main.py do? Write the answer into a.txt.", False),
+        ("Explain app.py and fix its bug.", False),
+        ("Describe the bug, then fix it.", False),
+        ("Can you fix the bug?", False),
+        ("Could you please write tests?", False),
+        ("The tests fail.", False),
+        ("", False),
+    ],
+)
+def test_which_tasks_only_ask_a_question(task: str, question: bool) -> None:
+    from vtcode.loop.text_turn import asks_only_a_question
+
+    assert asks_only_a_question(task) is question

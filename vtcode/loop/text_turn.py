@@ -65,6 +65,14 @@ _CLAIM = re.compile(
     r"removed|renamed|edited|modified|corrected|implemented)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
+_ORDER = re.compile(  # an order: a sentence or clause ("..., then fix it") led by a work verb
+    r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:add|build|change|commit|convert|correct|create|delete|edit|extend|find|"
+    r"fix|generate|implement|install|make|modify|move|put|refactor|remove|rename|replace|run|"
+    r"save|set|update|write)\b",
+    re.IGNORECASE,
+)
+_ASK = re.compile(r"(?:please\s+)?(?:explain|describe|summari[sz]e|tell me|show me)\b", re.I)
 _INTENT_PHRASES = ("let me ", "let's ", "i will ", "i'll ", "i am going to ", "i'm going to ")
 
 
@@ -213,11 +221,24 @@ def _did_nothing(self: Runner, text: str) -> bool:
     claim of work done, code in a block with no path before it (nothing was written), or the
     task's own words back. qwen0.5b in the public suite (vtcode eval, 2026-12-06): protected-test
     answered with the fixed function in a ```python block, failing-test with the task's text;
-    both runs were a success with nothing done."""
+    both runs were a success with nothing done. A task that only asks a question ("How do I
+    read a file in Go?") is answered in text, code blocks included: never nudged."""
+    task = _task(self).strip()
+    if asks_only_a_question(task):
+        return False
     if _short_claim(text) or "```" in text:
         return True
-    task = _task(self).strip()[:200]
-    return len(task) >= 20 and task in text
+    return len(task[:200]) >= 20 and task[:200] in text
+
+
+def asks_only_a_question(task: str) -> bool:
+    """The task is a question and gives no order: it ends with "?" or starts by asking
+    ("Explain ...", "Describe ..."), and no sentence starts with a verb that asks for work
+    ("Fix ...", "Write ... into x.txt") nor has a clause that does ("..., then fix it")."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
+    if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
+        return False
+    return not any(_ORDER.search(s) for s in sentences)
 
 
 def _task(self: Runner) -> str:
