@@ -39,6 +39,7 @@ from vtcode.loop.file_blocks import scan_file_blocks
 from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
+from vtcode.loop.task_checks import failure_message, run_named_checks
 from vtcode.loop.text_calls import MAX_PROSE_CHARS, TextCall, scan_text_calls
 from vtcode.messages import Message, ToolCall
 
@@ -49,6 +50,7 @@ __all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls"]
 
 CALL_IN_TEXT = "tool_call_in_text"
 NO_ACTION = "no_action"
+CHECK_FAILED = "check_failed"  # the task's named test command failed (loop/task_checks.py)
 _MAX_LISTED_TOOLS = 24
 _TOOL_NUDGE = (
     "You have not used any tool yet, so nothing in the workspace has changed. If the task asks "
@@ -187,7 +189,12 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         )
         return True
     done = self.watch.succeeded_calls - (self.watch.noop_writes if self.lead_in else 0)
-    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT}:
+    if self.lead_in and self.limit_outcome() is None:
+        failed = run_named_checks(self, _task(self))  # the test command the task names
+        if failed is not None:
+            _nudge(self, CHECK_FAILED, failure_message(failed, nothing_done=not done))
+            return True
+    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT, CHECK_FAILED}:
         # Told to act, it never did (or every call it made failed): whatever it now says
         # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was
         # done or checked.

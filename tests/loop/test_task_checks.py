@@ -1,0 +1,140 @@
+"""The test command a task names runs before a compact run ends (loop/task_checks.py).
+
+Through the real CLI against a llama.cpp-shaped server: the command runs in vtcode's own
+executor (sandbox and rules as for the model's calls), its result is recorded as harness
+verification items, a failure reaches the model with the output's tail, and the rounds are
+bounded. The command is real: `python3 -m unittest` on a real test file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.loop.test_text_tool_calls_cli import _config, chat_sse
+from vtcode.loop.task_checks import MAX_CHECK_ROUNDS, named_test_commands
+
+F = "```"
+TASK = "sum_to.py has an off-by-one bug. Fix it so that `python3 -m unittest test_sum` passes."
+BUGGY = "def sum_to(n):\n    return sum(range(1, n))\n"
+FIXED = "def sum_to(n):\n    return sum(range(n + 1))\n"
+TEST = (
+    "import unittest\nfrom sum_to import sum_to\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_three(self):\n        self.assertEqual(sum_to(3), 6)\n"
+)
+
+
+def _workspace(tmp_path: Path, server: SSEServer) -> None:
+    _config(tmp_path, server, "qwen0.5b")
+    (tmp_path / "sum_to.py").write_text(BUGGY)
+    (tmp_path / "test_sum.py").write_text(TEST)
+
+
+def _exec(tmp_path: Path, task: str = TASK) -> tuple[int, list[dict[str, Any]], str]:
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", task],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    return proc.returncode, raw_events(proc.stdout), proc.stderr
+
+
+def _harness(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [
+        (e["item"]["event"], e["item"].get("exit_code"))
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "harness"
+        and e["item"]["event"].startswith("verification")
+    ]  # fmt: skip
+
+
+def test_done_too_early_gets_the_failing_test_output_then_the_fix_passes(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    """qwen0.5b answered "Done." at once on failing-test and fix-off-by-one (vtcode eval,
+    2026-12-06): the failure was only seen by running the test. Now the harness runs it."""
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert (tmp_path / "sum_to.py").read_text() == FIXED
+    assert _harness(events) == [
+        ("verification_started", None),
+        ("verification_failed", 1),
+        ("verification_started", None),
+        ("verification_passed", 0),
+    ]
+    told = sse_server.requests[1].json()["messages"][-1]["content"]
+    assert told.startswith("Nothing has been changed yet. The task's check")
+    assert "`python3 -m unittest test_sum` exited 1" in told
+    assert "AssertionError: 3 != 6" in told  # the test's own output reaches the model
+    # unittest prints its own run time ("Ran 1 test in 0.000s"): masked
+    # and the check's duration_ms: masked
+    masked = re.sub(r"Ran (\d+) tests? in \d+\.\d+s", r"Ran \1 test in <secs>",
+                    json.dumps(canonical_snapshot(tmp_path)))  # fmt: skip
+    masked = re.sub(r'"duration_ms": \d+', '"duration_ms": "<ms>"', masked)
+    assert json.loads(masked) == snapshot_json
+
+
+def test_the_rounds_are_bounded_and_a_run_that_never_acted_is_not_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _workspace(tmp_path, sse_server)
+    for _ in range(MAX_CHECK_ROUNDS + 1):
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, _err = _exec(tmp_path)
+    failed = [h for h in _harness(events) if h[0] == "verification_failed"]
+    assert len(failed) == MAX_CHECK_ROUNDS
+    assert len(sse_server.requests) == MAX_CHECK_ROUNDS + 1
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
+
+
+def test_a_passing_test_after_a_real_fix_costs_no_extra_request(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert _harness(events) == [("verification_started", None), ("verification_passed", 0)]
+    assert len(sse_server.requests) == 2
+
+
+def test_a_task_that_forbids_running_it_or_names_no_test_runs_nothing(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path, "Fix sum_to.py; do not run `python3 -m unittest`.")
+    assert code == 0 and _harness(events) == [], err
+
+
+@pytest.mark.parametrize(
+    ("task", "commands"),
+    [
+        (TASK, ["python3 -m unittest test_sum"]),
+        ("Make `pytest -q tests/` pass, then `npm test`.", ["pytest -q tests/", "npm test"]),
+        ("Run `go test ./...` and `cargo test` and `make check`.", ["go test ./...", "cargo test"]),
+        ("`python -m pytest` fails.", ["python -m pytest"]),
+        ("Build it with `python3 build.py`.", []),  # not a test runner: never run for it
+        ("Run `python3 job.py | grep ERROR`.", []),
+        ("Do not run `pytest`.", []),
+        ("Never ever run `npm test` here.", []),
+        ("Fix it without running `make test`.", []),
+        ("`pytest` and `pytest` again", ["pytest"]),
+        ("no backticks: python3 -m unittest", []),
+    ],
+)
+def test_which_commands_a_task_names_as_its_test(task: str, commands: list[str]) -> None:
+    assert named_test_commands(task) == commands

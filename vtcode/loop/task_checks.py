@@ -1,0 +1,117 @@
+"""The test command a task names, run before a compact run's answer is taken as the end.
+
+A small model says "Done." after a wrong fix, or before doing anything, on tasks that say how
+the work is checked ("Fix sum_to.py so that `python3 -m unittest test_sum` passes"). A person
+would run that command; so does the harness, once the model stops: the command runs through the
+run's own executor (the same sandbox, permission rules and hooks as a model's call), is recorded
+as `verification_started`, then `verification_passed` or `verification_failed` with its exit
+code, and a failure goes back to the model as the next user message with the output's tail.
+At most `MAX_CHECK_ROUNDS` times a run; after that the answer stands as it would have.
+
+Only test runners are run (`python3 -m unittest ...`, `pytest`, `npm test`, `go test`,
+`cargo test`, `make test`), and only from backticks in the task's own words: a test run is
+meant to be repeated and changes nothing the task is about. A command the task tells not to run
+("do not run `pytest`") is never run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vtcode.events.enums import HarnessEventKind
+from vtcode.messages import ToolCall
+
+if TYPE_CHECKING:
+    from vtcode.loop.runner import Runner
+
+__all__ = [
+    "MAX_CHECK_ROUNDS",
+    "CheckResult",
+    "failure_message",
+    "named_test_commands",
+    "run_named_checks",
+]
+
+MAX_CHECK_ROUNDS = 2
+CHECK_TIMEOUT_SECS = 60
+_OUTPUT_TAIL_CHARS = 1_500
+_EXEC = "exec_command"
+_PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
+_SPAN = re.compile(r"`([^`\n]{2,200})`")
+_TEST_RUNNER = re.compile(
+    r"^(?:python3?\s+-m\s+(?:unittest|pytest)\b|pytest\b|py\.test\b|"
+    r"(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+test\b|make\s+(?:test|check)\b)"
+)
+_NEGATED = re.compile(r"\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    command: str
+    exit_code: int | None
+    output: str
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+
+def named_test_commands(task: str) -> list[str]:
+    """The test commands in backticks in `task`, in order, each once; none the task forbids."""
+    found: list[str] = []
+    for m in _SPAN.finditer(task):
+        command = m.group(1).strip()
+        before = task[max(0, m.start() - 40) : m.start()]
+        if _TEST_RUNNER.match(command) and not _NEGATED.search(before) and command not in found:
+            found.append(command)
+    return found[:2]
+
+
+def run_named_checks(self: Runner, task: str) -> CheckResult | None:
+    """Run the task's test commands (compact runs with the command tool, rounds left); the
+    first failure, or None when all passed or none ran."""
+    commands = named_test_commands(task)
+    if not commands or self.watch.check_rounds >= MAX_CHECK_ROUNDS:
+        return None
+    if not any(spec.name == _EXEC for spec in self.tools.catalog()):
+        return None
+    self.watch.check_rounds += 1
+    for command in commands:
+        result = _run(self, command)
+        if not result.passed:
+            return result
+    return None
+
+
+def _run(self: Runner, command: str) -> CheckResult:
+    rec = self.recorder
+    attempt = self.watch.check_rounds
+    rec.harness(HarnessEventKind.VERIFICATION_STARTED, command=command, attempt=attempt,
+                message="the test command the task names, run before the run ends")  # fmt: skip
+    # Waits for the exit (the tool's default returns after 1 s with the command still running).
+    wait_ms = CHECK_TIMEOUT_SECS * 1000
+    arguments = {"command": command, "timeout": CHECK_TIMEOUT_SECS, "yield_time_ms": wait_ms}
+    call = ToolCall(id=f"check_{attempt}", name=_EXEC, arguments=json.dumps(arguments))
+    started = time.monotonic()
+    out = self.tools.execute(call, arguments, self.cancel)
+    ms = int((time.monotonic() - started) * 1000)
+    result = CheckResult(command, out.exit_code, out.output[-_OUTPUT_TAIL_CHARS:])
+    kind = _PASSED if result.passed else _FAILED
+    rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
+                message=None if result.passed else result.output)  # fmt: skip
+    return result
+
+
+def failure_message(result: CheckResult, nothing_done: bool) -> str:
+    """The next user message after a failed check."""
+    code = "did not finish" if result.exit_code is None else f"exited {result.exit_code}"
+    lead = "Nothing has been changed yet. " if nothing_done else ""
+    return (
+        f"{lead}The task's check `{result.command}` {code}:\n\n```\n{result.output.strip()}\n```"
+        "\n\nFix the cause. Write each file you change as its path on a line by itself, then "
+        "its whole new content in a fenced code block."
+    )
