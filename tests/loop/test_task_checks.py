@@ -138,3 +138,25 @@ def test_a_task_that_forbids_running_it_or_names_no_test_runs_nothing(
 )
 def test_which_commands_a_task_names_as_its_test(task: str, commands: list[str]) -> None:
     assert named_test_commands(task) == commands
+
+
+def test_a_check_a_rule_denies_is_not_run_and_the_model_is_not_told_to_fix_it(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The check goes through the run's permission rules like a model's call: denied, it is
+    recorded as not run, and the answer stands (a denial is no failure of the work)."""
+    _config(
+        tmp_path, sse_server, "qwen0.5b", extra='[permissions]\ndeny = ["exec_command(python3 *)"]'
+    )
+    (tmp_path / "sum_to.py").write_text(BUGGY)
+    (tmp_path / "test_sum.py").write_text(TEST)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    (denied,) = [
+        e["item"] for e in events
+        if e["type"] == "item.completed" and e["item"].get("event") == "verification_failed"
+    ]  # fmt: skip
+    assert denied["error_category"] == "not_run" and "permission denied" in denied["message"]
+    assert len(sse_server.requests) == 2

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vtcode.events.enums import HarnessEventKind
+from vtcode.events.enums import HarnessEventKind, ToolOutcome
 from vtcode.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -40,6 +40,15 @@ MAX_CHECK_ROUNDS = 2
 CHECK_TIMEOUT_SECS = 60
 _OUTPUT_TAIL_CHARS = 1_500
 _EXEC = "exec_command"
+_NOT_RUN = frozenset(
+    {
+        ToolOutcome.PERMISSION_REJECTED,
+        ToolOutcome.PERMISSION_CANCELLED,
+        ToolOutcome.HOOK_DENIED,
+        ToolOutcome.INVALID_TOOL,
+        ToolOutcome.CANCELLED,
+    }
+)
 _PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
 _SPAN = re.compile(r"`([^`\n]{2,200})`")
 _TEST_RUNNER = re.compile(
@@ -82,12 +91,14 @@ def run_named_checks(self: Runner, task: str) -> CheckResult | None:
     self.watch.check_rounds += 1
     for command in commands:
         result = _run(self, command)
-        if not result.passed:
+        if result is not None and not result.passed:
             return result
     return None
 
 
-def _run(self: Runner, command: str) -> CheckResult:
+def _run(self: Runner, command: str) -> CheckResult | None:
+    """The command's result; None when it was not run (a permission rule, a hook, the run's
+    cancel): that is no failure of the work, and the model is not told to fix it."""
     rec = self.recorder
     attempt = self.watch.check_rounds
     rec.harness(HarnessEventKind.VERIFICATION_STARTED, command=command, attempt=attempt,
@@ -99,6 +110,10 @@ def _run(self: Runner, command: str) -> CheckResult:
     started = time.monotonic()
     out = self.tools.execute(call, arguments, self.cancel)
     ms = int((time.monotonic() - started) * 1000)
+    if out.outcome in _NOT_RUN:
+        rec.harness(_FAILED, command=command, attempt=attempt, duration_ms=ms,
+                    error_category="not_run", message=out.output)  # fmt: skip
+        return None
     result = CheckResult(command, out.exit_code, out.output[-_OUTPUT_TAIL_CHARS:])
     kind = _PASSED if result.passed else _FAILED
     rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
