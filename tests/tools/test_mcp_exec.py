@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -369,3 +370,29 @@ def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
     assert checked.returncode == 0, checked.stdout + checked.stderr
     wait_gone(pids["broken"], timeout=5)
     assert "Traceback" not in err
+
+
+def test_a_killed_vtcode_takes_along_a_server_that_never_reads_its_stdin(tmp_path: Path) -> None:
+    """A server ends on its own when its stdin closes, if it reads it; one hung at start never
+    does, and lived on after a SIGKILL of vtcode (an eval's timeout, the OOM killer). The
+    parent-death signal ends it."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    pids = write_config(tmp_path, {"broken": ["--hang-on-start"]}, startup=60.0)
+    proc = spawn_vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--script",
+         str(SCRIPTS / "mcp-unavailable.toml"), "use the tools"],
+        tmp_path,
+        env=TRUST,
+    )  # fmt: skip
+    wait_for_path(pids["broken"], proc, "the MCP server")
+    while not pids["broken"].read_text().strip():
+        assert proc.poll() is None
+    server = int(pids["broken"].read_text())
+    proc.kill()
+    proc.communicate(timeout=60)
+    try:
+        wait_gone(pids["broken"], timeout=10)
+    finally:
+        if not _gone(server):
+            os.kill(server, signal.SIGKILL)

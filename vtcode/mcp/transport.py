@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -119,12 +120,35 @@ async def open_streams(
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
+    command, args = _orphan_proof(config, workspace)
     params = StdioServerParameters(
-        command=config.command,
-        args=list(config.args),
+        command=command,
+        args=args,
         env=dict(config.env),  # over the SDK's minimal default (PATH, HOME, ...)
         cwd=str(workspace),
     )
     async with stdio_client(params, errlog=errlog) as (read, write):
         on_started()
         yield read, write
+
+
+def _orphan_proof(config: McpServerConfig, workspace: Path) -> tuple[str, list[str]]:
+    """The server's command behind `setpriv --pdeathsig KILL`, so that a vtcode killed outright
+    (SIGKILL, the eval's timeout, the OOM killer) takes it along. A server that reads its stdin
+    ends when that closes; one that never reads it (hung at start, or busy) lived on. The
+    signal follows the thread that started it, the MCP loop thread, which ends only after
+    `McpManager.close`. A command that cannot be found is left unwrapped, so its error stays
+    the SDK's "cannot run" instead of setpriv's exit 127."""
+    from vtcode.sandbox.launch import pdeathsig_prefix
+
+    prefix = pdeathsig_prefix()
+    command, args = config.command, list(config.args)
+    if prefix is None:
+        return command, args
+    if "/" in command:
+        target = workspace / command  # an absolute command stays itself
+        found = target.is_file() and os.access(target, os.X_OK)
+    else:
+        path = config.env.get("PATH", os.environ.get("PATH"))
+        found = shutil.which(command, path=path) is not None
+    return (prefix[0], [*prefix[1:], command, *args]) if found else (command, args)

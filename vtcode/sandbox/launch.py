@@ -41,7 +41,7 @@ from vtcode.sandbox.spawner import Spawner
 from vtcode.sandbox.start import own_pid_namespace, spawn_sandboxed
 from vtcode.sandbox.unixbroker import AllowedSockets
 
-__all__ = ["FORCE_UNAVAILABLE_ENV", "Launch", "Sandbox", "SandboxState"]
+__all__ = ["FORCE_UNAVAILABLE_ENV", "Launch", "Sandbox", "SandboxState", "pdeathsig_prefix"]
 
 FORCE_UNAVAILABLE_ENV = "VTCODE_SANDBOX_FORCE_UNAVAILABLE"  # tests: behave as if none existed
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
@@ -109,7 +109,7 @@ class Launch:
     finish: Callable[[], list[Path]] | None = None
 
 
-def _pdeathsig_args() -> list[str] | None:
+def pdeathsig_prefix() -> list[str] | None:
     """`setpriv --pdeathsig KILL`: the parent-death signal without a `preexec_fn` (no fork)."""
     exe = shutil.which("setpriv")
     return None if exe is None else [exe, "--pdeathsig", "KILL", "--"]
@@ -221,7 +221,7 @@ class Sandbox:
         """
         parent = os.getpid()
         if not self.available:  # unavailable: PDEATHSIG on the shell, the group killed at the end
-            pdeathsig = _pdeathsig_args()
+            pdeathsig = pdeathsig_prefix()
             if pdeathsig is not None:
                 return Launch(pdeathsig, None)
             return Launch([], parent_death_only(parent))
