@@ -160,3 +160,13 @@ def test_a_check_a_rule_denies_is_not_run_and_the_model_is_not_told_to_fix_it(
     ]  # fmt: skip
     assert denied["error_category"] == "not_run" and "permission denied" in denied["message"]
     assert len(sse_server.requests) == 2
+
+
+def test_a_question_about_a_failing_test_is_answered_not_checked(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("sum_to stops one short: range(1, n).")))
+    code, events, err = _exec(tmp_path, "Why does `python3 -m unittest test_sum` fail?")
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert _harness(events) == [] and len(sse_server.requests) == 1

@@ -189,8 +189,9 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         )
         return True
     done = self.watch.succeeded_calls - (self.watch.noop_writes if self.lead_in else 0)
-    if self.lead_in and self.limit_outcome() is None:
-        failed = run_named_checks(self, _task(self))  # the test command the task names
+    task = _task(self)
+    if self.lead_in and self.limit_outcome() is None and not asks_only_a_question(task):
+        failed = run_named_checks(self, task)  # the test command the task names
         if failed is not None:
             _nudge(self, CHECK_FAILED, failure_message(failed, nothing_done=not done))
             return True
