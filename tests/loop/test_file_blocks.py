@@ -479,7 +479,7 @@ def test_a_question_answered_with_code_is_a_success_not_nudged(
     """A compact run nudges a first answer with code and no path (nothing written); a task that
     only asks a question is answered exactly so, and must end a success with one request."""
     _config(tmp_path, sse_server, "qwen0.5b")
-    answer = f"Use os.ReadFile:\n\n{F}go\ndata, err := os.ReadFile(\"a.txt\")\n{F}"
+    answer = f'Use os.ReadFile:\n\n{F}go\ndata, err := os.ReadFile("a.txt")\n{F}'
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(answer)))
     proc = _exec(tmp_path, "How do I read a whole file in Go?")
     events = raw_events(proc.stdout)
@@ -507,6 +507,6 @@ def test_a_question_answered_with_code_is_a_success_not_nudged(
     ],
 )
 def test_which_tasks_only_ask_a_question(task: str, question: bool) -> None:
-    from vtcode.loop.text_turn import asks_only_a_question
+    from vtcode.loop.task_text import asks_only_a_question
 
     assert asks_only_a_question(task) is question

@@ -19,7 +19,8 @@ from syrupy.assertion import SnapshotAssertion
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
-from vtcode.loop.task_checks import MAX_CHECK_ROUNDS, named_test_commands
+from vtcode.loop.task_checks import MAX_CHECK_ROUNDS
+from vtcode.loop.task_text import named_test_commands
 
 F = "```"
 TASK = "sum_to.py has an off-by-one bug. Fix it so that `python3 -m unittest test_sum` passes."
@@ -170,3 +171,49 @@ def test_a_question_about_a_failing_test_is_answered_not_checked(
     code, events, err = _exec(tmp_path, "Why does `python3 -m unittest test_sum` fail?")
     assert code == 0 and events[-1]["outcome_code"] == "success", err
     assert _harness(events) == [] and len(sse_server.requests) == 1
+
+
+def test_a_block_that_rewrites_a_file_the_task_protects_is_not_written(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, fix-off-by-one with the failing test's output (2026-12-06): it wrote the test
+    file back without its last lines, a file the task says not to change."""
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"test_sum.py\n{F}\nimport unittest\n{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path, TASK + " Do not change test_sum.py.")
+    assert (tmp_path / "test_sum.py").read_text() == TEST
+    outputs = [
+        e["item"]["output"] for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    ]  # fmt: skip
+    assert outputs[0].startswith("not written: the task says not to change test_sum.py")
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+
+
+@pytest.mark.parametrize(
+    ("task", "protected"),
+    [
+        ("Fix sum_to.py. Do not change test_sum.py.", {"test_sum.py"}),
+        ("Do not edit build.py, VERSION or the files in src/.", {"build.py", "VERSION", "src/"}),
+        ("Never touch `test_sum.py`; fix it.", {"test_sum.py"}),
+        ("Do not modify notes/ and VERSION", {"notes/", "VERSION"}),
+        ("Do not change any other line.", set()),
+        ("Do not change the signature of parse in build.py.", set()),  # build.py is the work
+        ("Do not change missing.py.", set()),  # not there: nothing to protect
+        ("Do not change ../outside.txt.", set()),
+        ("Change test_sum.py.", set()),
+    ],
+)
+def test_which_paths_a_task_says_not_to_change(
+    tmp_path: Path, task: str, protected: set[str]
+) -> None:
+    from vtcode.loop.task_text import forbidden_paths
+
+    for d in ("src", "notes"):
+        (tmp_path / d).mkdir()
+    for f in ("build.py", "VERSION", "test_sum.py", "src/a.py"):
+        (tmp_path / f).write_text("x\n")
+    (tmp_path.parent / "outside.txt").write_text("x\n")
+    assert forbidden_paths(task, tmp_path) == protected

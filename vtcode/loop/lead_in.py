@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.messages import Message
 
 __all__ = ["EXAMPLE_EXCHANGE", "TEMPERATURE", "LeadIn"]
@@ -80,8 +81,15 @@ class LeadIn:
         qwen0.5b, edit-big-file (2026-12-06), wrote a 40-line settings.py over the
         2,000-line one it was told only the name of. And it copies the example: greeting.txt
         and count.txt written word for word into fix-off-by-one's folder, a "success". A task
-        that names the file (`task`, the user's words) may write it with any content."""
+        that names the file (`task`, the user's words) may write it with any content, unless
+        it says not to change it ("Do not change test_sum.py"): qwen0.5b, given the failing
+        test's output, rewrote the test file it was told to leave alone (2026-12-06)."""
         rel = os.path.normpath(path)
+        if is_forbidden(rel, forbidden_paths(task, workspace)):
+            return (
+                f"not written: the task says not to change {path}. Change only the files the "
+                "task asks you to change."
+            )
         if rel in self.shown or rel in self.written:
             return None
         try:

@@ -17,12 +17,12 @@ meant to be repeated and changes nothing the task is about. A command the task t
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vtcode.events.enums import HarnessEventKind, ToolOutcome
+from vtcode.loop.task_text import named_test_commands
 from vtcode.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ __all__ = [
     "MAX_CHECK_ROUNDS",
     "CheckResult",
     "failure_message",
-    "named_test_commands",
     "run_named_checks",
 ]
 
@@ -50,12 +49,6 @@ _NOT_RUN = frozenset(
     }
 )
 _PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
-_SPAN = re.compile(r"`([^`\n]{2,200})`")
-_TEST_RUNNER = re.compile(
-    r"^(?:python3?\s+-m\s+(?:unittest|pytest)\b|pytest\b|py\.test\b|"
-    r"(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+test\b|make\s+(?:test|check)\b)"
-)
-_NEGATED = re.compile(r"\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,17 +60,6 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.exit_code == 0
-
-
-def named_test_commands(task: str) -> list[str]:
-    """The test commands in backticks in `task`, in order, each once; none the task forbids."""
-    found: list[str] = []
-    for m in _SPAN.finditer(task):
-        command = m.group(1).strip()
-        before = task[max(0, m.start() - 40) : m.start()]
-        if _TEST_RUNNER.match(command) and not _NEGATED.search(before) and command not in found:
-            found.append(command)
-    return found[:2]
 
 
 def run_named_checks(self: Runner, task: str) -> CheckResult | None:

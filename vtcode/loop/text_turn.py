@@ -40,6 +40,7 @@ from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
 from vtcode.loop.task_checks import failure_message, run_named_checks
+from vtcode.loop.task_text import asks_only_a_question
 from vtcode.loop.text_calls import MAX_PROSE_CHARS, TextCall, scan_text_calls
 from vtcode.messages import Message, ToolCall
 
@@ -67,14 +68,6 @@ _CLAIM = re.compile(
     r"removed|renamed|edited|modified|corrected|implemented)\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
-_ORDER = re.compile(  # an order: a sentence or clause ("..., then fix it") led by a work verb
-    r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:add|build|change|commit|convert|correct|create|delete|edit|extend|find|"
-    r"fix|generate|implement|install|make|modify|move|put|refactor|remove|rename|replace|run|"
-    r"save|set|update|write)\b",
-    re.IGNORECASE,
-)
-_ASK = re.compile(r"(?:please\s+)?(?:explain|describe|summari[sz]e|tell me|show me)\b", re.I)
 _INTENT_PHRASES = ("let me ", "let's ", "i will ", "i'll ", "i am going to ", "i'm going to ")
 
 
@@ -237,16 +230,6 @@ def _did_nothing(self: Runner, text: str) -> bool:
     if _short_claim(text) or "```" in text:
         return True
     return len(task[:200]) >= 20 and task[:200] in text
-
-
-def asks_only_a_question(task: str) -> bool:
-    """The task is a question and gives no order: it ends with "?" or starts by asking
-    ("Explain ...", "Describe ..."), and no sentence starts with a verb that asks for work
-    ("Fix ...", "Write ... into x.txt") nor has a clause that does ("..., then fix it")."""
-    sentences = [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
-    if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
-        return False
-    return not any(_ORDER.search(s) for s in sentences)
 
 
 def _task(self: Runner) -> str:

@@ -1,0 +1,104 @@
+"""What the task's own words say, for the compact harness: whether it only asks a question,
+which test command it names, and which files it says not to change.
+
+Each rule reads the user's task text, never the model's output, and each errs on the side of
+doing nothing new: a task that is not plainly a question is treated as work, only known test
+runners count as tests, and only names the task puts after "do not change" are protected.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["asks_only_a_question", "forbidden_paths", "is_forbidden", "named_test_commands"]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
+_WORK_VERBS = (
+    "add|build|change|commit|convert|correct|create|delete|edit|extend|find|fix|generate|"
+    "implement|install|make|modify|move|put|refactor|remove|rename|replace|run|save|set|update|"
+    "write"
+)
+_ORDER = re.compile(  # an order: a sentence or clause ("..., then fix it") led by a work verb
+    r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?"
+    rf"(?:{_WORK_VERBS})\b",
+    re.IGNORECASE,
+)
+_ASK = re.compile(r"(?:please\s+)?(?:explain|describe|summari[sz]e|tell me|show me)\b", re.I)
+
+_SPAN = re.compile(r"`([^`\n]{2,200})`")
+_TEST_RUNNER = re.compile(
+    r"^(?:python3?\s+-m\s+(?:unittest|pytest)\b|pytest\b|py\.test\b|"
+    r"(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+test\b|make\s+(?:test|check)\b)"
+)
+_NEGATED = re.compile(r"\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+
+# "Do not change test_sum.py", "do not edit build.py, VERSION or the files in src/": the clause
+# runs to the sentence's end (a "." before a space or the end; a file name's dot is no end).
+_KEEP = re.compile(
+    r"\b(?:do\s+not|don't|never|must\s+not|should\s+not)\s+"
+    r"(?:change|modify|edit|touch|alter|rewrite|overwrite)\b(?P<clause>.*?)(?=\.\s|\.$|[;!?\n]|$)",
+    re.IGNORECASE,
+)
+# The clause must be a list of names, each maybe led by "the files in" ("do not change the
+# signature of f in a.py" protects nothing: a.py is what the task works on).
+_ITEM = re.compile(
+    r"\s*(?:(?:,\s*)?(?:and|or)\s+|,\s*)?(?:(?:the|any)\s+)?(?:(?:files?|folder|directory|"
+    r"contents?)\s+(?:in|of|under)\s+)?(?:`(?P<quoted>[^`\n]+)`|(?P<bare>[\w.\-]+(?:/[\w.\-]*)*))",
+    re.IGNORECASE,
+)
+
+
+def asks_only_a_question(task: str) -> bool:
+    """The task is a question and gives no order: it ends with "?" or starts by asking
+    ("Explain ...", "Describe ..."), and no sentence starts with a verb that asks for work
+    ("Fix ...", "Write ... into x.txt") nor has a clause that does ("..., then fix it")."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
+    if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
+        return False
+    return not any(_ORDER.search(s) for s in sentences)
+
+
+def named_test_commands(task: str) -> list[str]:
+    """The test commands in backticks in `task`, in order, each once, at most two; none the
+    task forbids ("do not run `pytest`")."""
+    found: list[str] = []
+    for m in _SPAN.finditer(task):
+        command = m.group(1).strip()
+        before = task[max(0, m.start() - 40) : m.start()]
+        if _TEST_RUNNER.match(command) and not _NEGATED.search(before) and command not in found:
+            found.append(command)
+    return found[:2]
+
+
+def forbidden_paths(task: str, workspace: Path) -> set[str]:
+    """The workspace paths the task says not to change: names after "do not change" (and
+    edit, modify, touch, ...) that are a file or folder there (`VERSION`, `test_sum.py`,
+    `src/`); a folder as `src/`, covering what is in it. Words that are no path ("any other
+    line") are not there, so they protect nothing."""
+    found: set[str] = set()
+    for m in _KEEP.finditer(task):
+        names = _names(m.group("clause"))
+        paths = [(n, workspace / n) for n in names if not n.startswith("-") and ".." not in n]
+        if not names or not all(p.exists() for _, p in paths) or len(paths) != len(names):
+            continue  # not a plain list of the workspace's paths: nothing is protected
+        found.update(n.rstrip("/") + "/" if p.is_dir() else n for n, p in paths)
+    return found
+
+
+def _names(clause: str) -> list[str]:
+    """The names of a clause that is only a list of names, else []."""
+    names: list[str] = []
+    at = 0
+    while at < len(clause.rstrip()):
+        m = _ITEM.match(clause, at)
+        if m is None or m.end() == at:
+            return []
+        names.append((m.group("quoted") or m.group("bare")).strip())
+        at = m.end()
+    return names
+
+
+def is_forbidden(rel: str, forbidden: set[str]) -> bool:
+    """`rel` (normalised, relative) is a protected file or inside a protected folder."""
+    return rel in forbidden or any(f.endswith("/") and rel.startswith(f) for f in forbidden)
