@@ -335,13 +335,11 @@ def test_a_server_that_never_answers_is_killed_at_start(tmp_path: Path) -> None:
     wait_gone(pids["broken"], timeout=0.5)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
-def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
-    tmp_path: Path, sig: signal.Signals
-) -> None:
-    """The session log exists before the servers start; a signal then (an eval's timeout on a
-    slow start) must close it `cancelled` at once, exit 130, the server ended — not kill the
-    process with an empty log, nor wait out the 60 s start-up timeout."""
+def _start_with_a_hung_server(
+    tmp_path: Path,
+) -> tuple[subprocess.Popen[str], dict[str, Path], int]:
+    """vtcode exec with one server that never answers `initialize` (nor reads its stdin),
+    returned once that server runs: vtcode is then waiting in the servers' start."""
     pids = write_config(tmp_path, {"broken": ["--hang-on-start"]}, startup=60.0)
     proc = spawn_vtcode(
         ["exec", "--json", "--session-id", SESSION, "--script",
@@ -352,7 +350,17 @@ def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
     wait_for_path(pids["broken"], proc, "the MCP server")
     while not pids["broken"].read_text().strip():  # written, maybe not yet filled
         assert proc.poll() is None
-    server = int(pids["broken"].read_text())
+    return proc, pids, int(pids["broken"].read_text())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """The session log exists before the servers start; a signal then (an eval's timeout on a
+    slow start) must close it `cancelled` at once, exit 130, the server ended — not kill the
+    process with an empty log, nor wait out the 60 s start-up timeout."""
+    proc, pids, server = _start_with_a_hung_server(tmp_path)
     proc.send_signal(sig)
     try:
         out, err = proc.communicate(timeout=30)
@@ -378,17 +386,7 @@ def test_a_killed_vtcode_takes_along_a_server_that_never_reads_its_stdin(tmp_pat
     parent-death signal ends it."""
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed")
-    pids = write_config(tmp_path, {"broken": ["--hang-on-start"]}, startup=60.0)
-    proc = spawn_vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--script",
-         str(SCRIPTS / "mcp-unavailable.toml"), "use the tools"],
-        tmp_path,
-        env=TRUST,
-    )  # fmt: skip
-    wait_for_path(pids["broken"], proc, "the MCP server")
-    while not pids["broken"].read_text().strip():
-        assert proc.poll() is None
-    server = int(pids["broken"].read_text())
+    proc, pids, server = _start_with_a_hung_server(tmp_path)
     proc.kill()
     proc.communicate(timeout=60)
     try:
