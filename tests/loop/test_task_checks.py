@@ -217,3 +217,13 @@ def test_which_paths_a_task_says_not_to_change(
         (tmp_path / f).write_text("x\n")
     (tmp_path.parent / "outside.txt").write_text("x\n")
     assert forbidden_paths(task, tmp_path) == protected
+
+
+def test_a_long_check_output_keeps_its_first_failure_and_its_summary() -> None:
+    from vtcode.loop.task_checks import _excerpt
+
+    output = "FAIL: test_minutes\n" + "x" * 5_000 + "\nFAILED (failures=1)\n"
+    shown = _excerpt(output)
+    assert shown.startswith("FAIL: test_minutes") and shown.endswith("FAILED (failures=1)\n")
+    assert "[... 3540 characters left out ...]" in shown and len(shown) < 1_600
+    assert _excerpt("short\n") == "short\n"

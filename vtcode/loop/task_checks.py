@@ -5,7 +5,7 @@ the work is checked ("Fix sum_to.py so that `python3 -m unittest test_sum` passe
 would run that command; so does the harness, once the model stops: the command runs through the
 run's own executor (the same sandbox, permission rules and hooks as a model's call), is recorded
 as `verification_started`, then `verification_passed` or `verification_failed` with its exit
-code, and a failure goes back to the model as the next user message with the output's tail.
+code, and a failure goes back to the model as the next user message with the output excerpted.
 At most `MAX_CHECK_ROUNDS` times a run; after that the answer stands as it would have.
 
 Only test runners are run (`python3 -m unittest ...`, `pytest`, `npm test`, `go test`,
@@ -37,7 +37,8 @@ __all__ = [
 
 MAX_CHECK_ROUNDS = 2
 CHECK_TIMEOUT_SECS = 60
-_OUTPUT_TAIL_CHARS = 1_500
+_OUTPUT_HEAD_CHARS = 900  # the first failure, as a test runner prints it first
+_OUTPUT_TAIL_CHARS = 600  # and its summary, printed last
 _EXEC = "exec_command"
 _NOT_RUN = frozenset(
     {
@@ -96,11 +97,21 @@ def _run(self: Runner, command: str) -> CheckResult | None:
         rec.harness(_FAILED, command=command, attempt=attempt, duration_ms=ms,
                     error_category="not_run", message=out.output)  # fmt: skip
         return None
-    result = CheckResult(command, out.exit_code, out.output[-_OUTPUT_TAIL_CHARS:])
+    result = CheckResult(command, out.exit_code, _excerpt(out.output))
     kind = _PASSED if result.passed else _FAILED
     rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
                 message=None if result.passed else result.output)  # fmt: skip
     return result
+
+
+def _excerpt(output: str) -> str:
+    """The output's head and tail: a 1,500-character tail alone began mid-traceback, without
+    the name of the failing test (qwen1.5b's failing-test run, 2026-12-06)."""
+    if len(output) <= _OUTPUT_HEAD_CHARS + _OUTPUT_TAIL_CHARS:
+        return output
+    cut = len(output) - _OUTPUT_HEAD_CHARS - _OUTPUT_TAIL_CHARS
+    head, tail = output[:_OUTPUT_HEAD_CHARS], output[-_OUTPUT_TAIL_CHARS:]
+    return f"{head}\n[... {cut} characters left out ...]\n{tail}"
 
 
 def failure_message(result: CheckResult, nothing_done: bool) -> str:
