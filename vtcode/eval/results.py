@@ -92,7 +92,13 @@ class RunRecord:
     prompt_tokens: Annotated[Count, Doc("total input tokens, cached included")] = None
     completion_tokens: Count = None
     cached_tokens: Count = None
-    first_prompt_tokens: Annotated[Count, Doc("the first model request's prompt")] = None
+    first_prompt_tokens: Annotated[
+        Count,
+        Doc(
+            "the first turn's prompt: the first model request's, unless a nudge or a check "
+            "continued that turn (then the sum of its requests)"
+        ),
+    ] = None
     cost_usd: Annotated[float | None, Doc("null when pricing is unknown")] = None
     wall_seconds: float
     check: CheckRecord | None = None
