@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +228,22 @@ def test_a_long_check_output_keeps_its_first_failure_and_its_summary() -> None:
     assert shown.startswith("FAIL: test_minutes") and shown.endswith("FAILED (failures=1)\n")
     assert "[... 3540 characters left out ...]" in shown and len(shown) < 1_600
     assert _excerpt("short\n") == "short\n"
+
+
+def test_a_test_runner_that_is_not_installed_costs_no_round(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """`go test` on a machine without Go: the shell says 127; nothing in the files can fix
+    that, so it is recorded as not run and the model is not asked again."""
+    if shutil.which("go") is not None:
+        pytest.skip("go is installed here")
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path, "Fix sum_to.py so that `go test ./...` passes.")
+    (not_run,) = [
+        e["item"] for e in events
+        if e["type"] == "item.completed" and e["item"].get("event") == "verification_failed"
+    ]  # fmt: skip
+    assert not_run["error_category"] == "not_run" and not_run["exit_code"] == 127
+    assert code == 0 and len(sse_server.requests) == 2, err

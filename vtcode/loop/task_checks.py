@@ -49,6 +49,7 @@ _NOT_RUN = frozenset(
         ToolOutcome.CANCELLED,
     }
 )
+_NO_SUCH_COMMAND = frozenset({126, 127})
 _PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
 
 
@@ -93,9 +94,12 @@ def _run(self: Runner, command: str) -> CheckResult | None:
     started = time.monotonic()
     out = self.tools.execute(call, arguments, self.cancel)
     ms = int((time.monotonic() - started) * 1000)
-    if out.outcome in _NOT_RUN:
-        rec.harness(_FAILED, command=command, attempt=attempt, duration_ms=ms,
-                    error_category="not_run", message=out.output)  # fmt: skip
+    # Refused, or a test runner that is not installed here (the shell's 127/126): nothing
+    # the model can fix in the files, so no round is spent on it.
+    if out.outcome in _NOT_RUN or out.exit_code in _NO_SUCH_COMMAND:
+        rec.harness(_FAILED, command=command, exit_code=out.exit_code, attempt=attempt,
+                    duration_ms=ms, error_category="not_run",
+                    message=_excerpt(out.output))  # fmt: skip
         return None
     result = CheckResult(command, out.exit_code, _excerpt(out.output))
     kind = _PASSED if result.passed else _FAILED
