@@ -39,6 +39,12 @@ def _workspace(tmp_path: Path, server: SSEServer) -> None:
     (tmp_path / "test_sum.py").write_text(TEST)
 
 
+def _queue_the_fix(server: SSEServer) -> None:
+    """The model's two replies of a right fix: sum_to.py as a block, then "Fixed."."""
+    server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
+    server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+
+
 def _exec(tmp_path: Path, task: str = TASK) -> tuple[int, list[dict[str, Any]], str]:
     proc = vtcode(
         ["exec", "--json", "--session-id", SESSION, "--provider", "local", task],
@@ -64,8 +70,7 @@ def test_done_too_early_gets_the_failing_test_output_then_the_fix_passes(
     2026-12-06): the failure was only seen by running the test. Now the harness runs it."""
     _workspace(tmp_path, sse_server)
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path)
     assert code == 0 and events[-1]["outcome_code"] == "success", err
     assert (tmp_path / "sum_to.py").read_text() == FIXED
@@ -104,8 +109,7 @@ def test_a_passing_test_after_a_real_fix_costs_no_extra_request(
     tmp_path: Path, sse_server: SSEServer
 ) -> None:
     _workspace(tmp_path, sse_server)
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path)
     assert code == 0 and events[-1]["outcome_code"] == "success", err
     assert _harness(events) == [("verification_started", None), ("verification_passed", 0)]
@@ -116,8 +120,7 @@ def test_a_task_that_forbids_running_it_or_names_no_test_runs_nothing(
     tmp_path: Path, sse_server: SSEServer
 ) -> None:
     _workspace(tmp_path, sse_server)
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path, "Fix sum_to.py; do not run `python3 -m unittest`.")
     assert code == 0 and _harness(events) == [], err
 
@@ -152,8 +155,7 @@ def test_a_check_a_rule_denies_is_not_run_and_the_model_is_not_told_to_fix_it(
     )
     (tmp_path / "sum_to.py").write_text(BUGGY)
     (tmp_path / "test_sum.py").write_text(TEST)
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path)
     assert code == 0 and events[-1]["outcome_code"] == "success", err
     (denied,) = [
@@ -181,8 +183,7 @@ def test_a_block_that_rewrites_a_file_the_task_protects_is_not_written(
     file back without its last lines, a file the task says not to change."""
     _workspace(tmp_path, sse_server)
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"test_sum.py\n{F}\nimport unittest\n{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path, TASK + " Do not change test_sum.py.")
     assert (tmp_path / "test_sum.py").read_text() == TEST
     outputs = [
@@ -238,8 +239,7 @@ def test_a_test_runner_that_is_not_installed_costs_no_round(
     if shutil.which("go") is not None:
         pytest.skip("go is installed here")
     _workspace(tmp_path, sse_server)
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{FIXED}{F}")))
-    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path, "Fix sum_to.py so that `go test ./...` passes.")
     (not_run,) = [
         e["item"] for e in events
