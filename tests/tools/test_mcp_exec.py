@@ -394,3 +394,21 @@ def test_a_killed_vtcode_takes_along_a_server_that_never_reads_its_stdin(tmp_pat
     finally:
         if not _gone(server):
             os.kill(server, signal.SIGKILL)
+
+
+def test_a_server_is_born_with_sigterm_and_sigint_deliverable(tmp_path: Path) -> None:
+    """vtcode's MCP thread blocks SIGINT/SIGTERM (so the main thread gets them) and a child
+    inherits the mask: the server could not be ended by SIGTERM, the SDK's own way of ending
+    it, nor by a user's `kill`. Four servers lived on after this session's first tests."""
+    proc, pids = _start(tmp_path, tmp_path / "started.flag")
+    try:
+        status = Path(f"/proc/{int(pids['toolbox'].read_text())}/status").read_text()
+        blocked = int(
+            next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16
+        )
+        assert not blocked & (1 << (signal.SIGTERM - 1)), f"SIGTERM blocked: {blocked:#x}"
+        assert not blocked & (1 << (signal.SIGINT - 1)), f"SIGINT blocked: {blocked:#x}"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    wait_gone(pids["toolbox"], timeout=5)

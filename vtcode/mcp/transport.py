@@ -15,8 +15,10 @@ Redirects are the SDK's: followed only within the endpoint's origin, keeping the
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
+import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -137,18 +139,41 @@ def _orphan_proof(config: McpServerConfig, workspace: Path) -> tuple[str, list[s
     (SIGKILL, the eval's timeout, the OOM killer) takes it along. A server that reads its stdin
     ends when that closes; one that never reads it (hung at start, or busy) lived on. The
     signal follows the thread that started it, the MCP loop thread, which ends only after
-    `McpManager.close`. A command that cannot be found is left unwrapped, so its error stays
-    the SDK's "cannot run" instead of setpriv's exit 127."""
-    from vtcode.sandbox.launch import pdeathsig_prefix
+    `McpManager.close`.
 
-    prefix = pdeathsig_prefix()
+    And behind `env --default-signal=INT,TERM`: the MCP loop thread blocks SIGINT and SIGTERM
+    (vtcode/threads.py) and a child inherits that mask, so the server was born deaf to SIGTERM,
+    the SDK's own way of ending it, and to a user's `kill`: only SIGKILL, 2 s later, ended it.
+    (GNU env's --default-signal also unblocks; where env lacks it, the mask stays.)
+
+    A command that cannot be found is left unwrapped, so its error stays the SDK's "cannot
+    run" instead of the wrapper's exit 127."""
     command, args = config.command, list(config.args)
-    if prefix is None:
-        return command, args
     if "/" in command:
         target = workspace / command  # an absolute command stays itself
         found = target.is_file() and os.access(target, os.X_OK)
     else:
         path = config.env.get("PATH", os.environ.get("PATH"))
         found = shutil.which(command, path=path) is not None
-    return (prefix[0], [*prefix[1:], command, *args]) if found else (command, args)
+    prefix = [*(_pdeathsig() or []), *_unblocking_env()] if found else []
+    return (prefix[0], [*prefix[1:], command, *args]) if prefix else (command, args)
+
+
+def _pdeathsig() -> list[str] | None:
+    from vtcode.sandbox.launch import pdeathsig_prefix
+
+    return pdeathsig_prefix()
+
+
+@functools.cache
+def _unblocking_env() -> list[str]:
+    """`env --default-signal=INT,TERM --` where this env supports it (GNU coreutils 8.31+)."""
+    exe = shutil.which("env")
+    if exe is None:
+        return []
+    wrapper = [exe, "--default-signal=INT,TERM", "--"]
+    try:
+        probe = subprocess.run([*wrapper, "true"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return wrapper if probe.returncode == 0 else []
