@@ -236,6 +236,7 @@ class McpServerConnection:
         self._closing: asyncio.Event | None = None
         self._tail: StderrTail | None = None
         self._stopping = False
+        self._cancel_sent = False  # `_stop_task` cancels `_task` once, ever
 
     @property
     def alive(self) -> bool:
@@ -422,8 +423,13 @@ class McpServerConnection:
         task = self._task
         if task is None or task.done():
             return
-        task.cancel()
-        # The SDK's teardown waits up to 2 s for the process, then SIGTERM, 2 s, SIGKILL.
+        # Once: the SDK's teardown (close stdin, wait 2 s, SIGTERM, 2 s, SIGKILL) runs inside the
+        # cancelled task, and a second cancel lands in that wait, skipping the signals; anyio's
+        # process close then waits forever on a server that never reads its stdin. A cancelled
+        # start and the close that follows both stop the task, so the second caller only waits.
+        if not self._cancel_sent:
+            self._cancel_sent = True
+            task.cancel()
         await asyncio.wait({task}, timeout=10.0)
 
     async def aclose(self) -> None:
