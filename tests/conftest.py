@@ -12,7 +12,11 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from tests import forked_cli
+
 REPO = Path(__file__).resolve().parents[1]
+
+forked_cli.preload()  # once per test process: each forked vtcode run starts with it imported
 
 RunVtcode = Callable[..., tuple[int, str, str]]
 
@@ -25,7 +29,8 @@ def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 
 @pytest.fixture
 def run_vtcode(tmp_path: Path) -> RunVtcode:
-    """Run `python -m vtcode ARGS` as a real subprocess; returns (rc, stdout, stderr).
+    """Run `python -m vtcode ARGS` as a real child process (forked: tests/forked_cli.py);
+    returns (rc, stdout, stderr).
 
     `cwd` defaults to a fresh temp folder; `input` (str or bytes) is fed to stdin; `env` entries
     are layered over a copy of the current environment (NO_COLOR set, so output is plain).
@@ -43,16 +48,7 @@ def run_vtcode(tmp_path: Path) -> RunVtcode:
         if env:
             full_env.update(env)
         data = input.encode("utf-8") if isinstance(input, str) else input
-        proc = subprocess.run(
-            [sys.executable, "-m", "vtcode", *args],
-            cwd=cwd or tmp_path,
-            input=data,
-            stdin=None if data is not None else subprocess.DEVNULL,
-            capture_output=True,
-            env=full_env,
-            timeout=timeout,
-            check=False,
-        )
+        proc = forked_cli.run(args, cwd=cwd or tmp_path, input=data, env=full_env, timeout=timeout)
         return (
             proc.returncode,
             proc.stdout.decode("utf-8", "replace"),

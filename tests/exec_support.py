@@ -8,11 +8,11 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from tests import forked_cli
 from vtcode.schemas import fast_validator
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,8 +40,8 @@ def spawn_vtcode(
     args: list[str], cwd: Path, *, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
     """Start `vtcode ARGS` in the background (stdout/stderr piped, stdin closed)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "vtcode", *args],
+    return forked_cli.popen(
+        args,
         cwd=cwd,
         env=_env(cwd, env),
         stdin=subprocess.DEVNULL,
@@ -79,17 +79,7 @@ def vtcode(
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     full = _env(cwd, env)
-    return subprocess.run(
-        [sys.executable, "-m", "vtcode", *args],
-        cwd=cwd,
-        env=full,
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return forked_cli.run(args, cwd=cwd, env=full, input=input, timeout=timeout, text=True)
 
 
 def _normalise_output(text: str) -> str:

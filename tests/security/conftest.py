@@ -104,3 +104,10 @@ def unprivileged_user() -> Iterator[User]:
         yield User(name, info.pw_uid, info.pw_gid, python)
     finally:
         subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture(autouse=True)
+def _real_exec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every vtcode run here is a real `python -m vtcode`, never a fork of the test process: what
+    the sandbox must hide (vtcode's /proc environ and cmdline, its fds) is what exec sets up."""
+    monkeypatch.setenv("VTCODE_TEST_EXEC", "1")
