@@ -47,6 +47,8 @@ from urllib.parse import unquote
 import ahocorasick_rs
 import orjson
 
+from vtcode.urlauth import AUTH_CHARS, mask_cut_userinfo, mask_userinfo
+
 __all__ = [
     "MARKER",
     "MIN_SECRET_LEN",
@@ -112,17 +114,10 @@ NOT_SECRET_NAMES = frozenset(
     }
 )
 _OTLP_HEADERS = re.compile(r"OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS")
-# scheme://userinfo@ — userinfo stops at what cannot be in an authority (or ends a JSON string);
-# greedy, so a password with an unencoded '@' is taken up to the last one.
-_USERINFO = r"([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#\"'<>\\@]+(?:@[^\s/?#\"'<>\\@]+)*@"
-_USERINFO_TEXT = re.compile(_USERINFO)
 _USERINFO_BYTES = re.compile(rb"://[^\s/?#\"'<>\\]+@")  # a literal start: a fast scan
-_USERINFO_REPLACEMENT = r"\1***@"
-_AUTH = r"[^\s/?#\"'<>\\@]"
-# A URL cut inside its userinfo at the end of a streamed snapshot: `https://bob:hunt`.
-_PARTIAL_USERINFO = re.compile(rf"([A-Za-z][A-Za-z0-9+.\-]*://){_AUTH}*:({_AUTH}*)\Z")
-# Its prefilter over an encoded event: `://…:…` running to the end of a JSON string.
-_PARTIAL_USERINFO_BYTES = re.compile(rf"://{_AUTH}*:{_AUTH}*\"".encode())
+# Its prefilter over an encoded event (a URL cut inside its userinfo, `https://bob:hunt`, is
+# masked by `urlauth.mask_cut_userinfo`): `://…:…` running to the end of a JSON string.
+_PARTIAL_USERINFO_BYTES = re.compile(rf"://{AUTH_CHARS}*:{AUTH_CHARS}*\"".encode())
 
 T = TypeVar("T")
 
@@ -291,20 +286,7 @@ def _build(secrets: frozenset[str]) -> _Compiled:
 _DFA = ahocorasick_rs.Implementation.DFA
 
 
-_SCHEME_MAX = 32
 _HEAD_SCAN_MAX = 4096  # bench/redact.py: below this, byte prefilters cost less than a walk
-
-
-def _mask_cut_userinfo(text: str) -> str:
-    """`scheme://user:pa` at the very end of `text` becomes `scheme://***`."""
-    j = text.rfind("://")
-    if j < 0:
-        return text
-    start = max(0, j - _SCHEME_MAX)
-    m = _PARTIAL_USERINFO.search(text, start)
-    if m is None or not m.group(2) or m.group(2).isdigit():  # `host:8080` is a port
-        return text
-    return text[: m.start()] + m.group(1) + "***"
 
 
 class Redactor:
@@ -333,8 +315,8 @@ class Redactor:
             text = encoded.sub(MARKER, text)
         if "://" in text:
             if "@" in text:
-                text = _USERINFO_TEXT.sub(_USERINFO_REPLACEMENT, text)
-            text = _mask_cut_userinfo(text)
+                text = mask_userinfo(text)
+            text = mask_cut_userinfo(text)
         return text
 
     def _cut_tail(self, text: str) -> str:
@@ -366,7 +348,7 @@ class Redactor:
                 return False
             if self._c.forms and self._cut_tail(value) is not value:
                 return True
-            return urls and _mask_cut_userinfo(value) is not value
+            return urls and mask_cut_userinfo(value) is not value
         if value is None or isinstance(value, int | float | enum.Enum):
             return False
         if isinstance(value, dict):
