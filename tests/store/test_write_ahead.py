@@ -15,19 +15,19 @@ import os
 import random
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import forked_cli
 from vtcode.schemas import fast_validator
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = "wa-session"
 TURNS = 40
-CMD = [sys.executable, "-m", "vtcode", "exec", "--json", "--session-id", SESSION]
+ARGS = ["exec", "--json", "--session-id", SESSION]
 
 
 def many_events_script(turns: int = TURNS) -> str:
@@ -71,9 +71,9 @@ class KillReport:
 def _run_and_kill(workspace: Path, script: Path, durability: str, after: int) -> list[str]:
     """Start exec --json, read `after` lines, SIGKILL it; return every line stdout held."""
     env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(workspace / ".home")}
-    cmd = [*CMD, "-c", f"store.durability={durability}", "--script", str(script), "go"]
-    proc = subprocess.Popen(
-        cmd,
+    args = [*ARGS, "-c", f"store.durability={durability}", "--script", str(script), "go"]
+    proc = forked_cli.popen(
+        args,
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -138,15 +138,8 @@ def test_a_completed_run_shows_exactly_the_log(tmp_path: Path) -> None:
     script = tmp_path / "many.toml"
     script.write_text(many_events_script(5))
     env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(tmp_path / ".home")}
-    proc = subprocess.run(
-        [*CMD, "--script", str(script), "go"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    proc = forked_cli.run(
+        [*ARGS, "--script", str(script), "go"], cwd=tmp_path, env=env, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     shown = [json.loads(ln) for ln in proc.stdout.splitlines()]
