@@ -1,17 +1,19 @@
-"""HTML to readable text with light markdown, on the standard library's `html.parser` alone.
+"""HTML to readable text with light markdown, read by vtcode's own linear tokenizer.
 
 What web_fetch hands the model is the page's reading matter, not its markup: headings become
 `#` lines, links `[text](href)` (made absolute against the page), list items `- `, `pre` blocks
 fenced, paragraphs and line breaks kept; script, style, template, svg, head and noscript are
-dropped whole; entities are decoded by the parser. The parser never raises on bad HTML (it is
-built for the tag soup of real pages), so neither does this.
+dropped whole; entities are decoded. A fetched page is untrusted: `html_tokens` reads any tag
+soup in one linear pass and never raises (the standard library's parser, used before, took
+minutes on some pages and raised on others; that module says which).
 """
 
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from urllib.parse import urljoin
+
+from vtcode.tools.html_tokens import tokens
 
 __all__ = ["html_to_text"]
 
@@ -27,9 +29,10 @@ _HEADINGS = {"h1": "#", "h2": "##", "h3": "###", "h4": "####", "h5": "#####", "h
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "wbr"})
 
 
-class _Reader(HTMLParser):
+class _Reader:
+    """The page's text, built from its tokens (the handler names are html.parser's)."""
+
     def __init__(self, base_url: str) -> None:
-        super().__init__(convert_charrefs=True)
         self.base_url = base_url
         self.out: list[str] = []
         self.skip = 0  # depth inside dropped elements
@@ -116,8 +119,17 @@ class _Reader(HTMLParser):
 def html_to_text(html: str, base_url: str = "") -> str:
     """The readable text of an HTML page (title first, as a heading)."""
     reader = _Reader(base_url)
-    reader.feed(html)
-    reader.close()
+    for kind, value, attrs in tokens(html):
+        if kind == "start":
+            reader.handle_starttag(value, attrs)
+        elif kind == "end":
+            reader.handle_endtag(value)
+        else:
+            reader.handle_data(value)
+    return _rendered(reader)
+
+
+def _rendered(reader: _Reader) -> str:
     body = "".join(reader.out)
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in body.split("\n")))
     text = text.strip("\n")
