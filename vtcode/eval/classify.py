@@ -63,8 +63,10 @@ class AgentRecord:
     expected_exit: bool = True
 
 
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```$", re.DOTALL)
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+# A fence around the whole (stripped) message; its body is stripped by the caller. The old
+# `^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```$` gave the same stripped body, but its blanks beside a
+# lazy group backtracked quadratically; a possessive info string and a greedy body scan once.
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*+(.*)```", re.DOTALL)
 
 
 def _call_shaped(value: object) -> bool:
@@ -85,10 +87,11 @@ def looks_like_tool_call(text: str | None) -> bool:
     if not text:
         return False
     body = text.strip()
-    tagged = _TAGGED.search(body)
-    if tagged:
+    # What the old `<tool_call>\s*(.*?)\s*(?:</tool_call>|$)` search found (it matched
+    # wherever the tag is, its end may be the text's end), without its quadratic backtracking.
+    if "<tool_call>" in body:
         return True
-    fenced = _FENCE.match(body)
+    fenced = _FENCE.fullmatch(body)
     if fenced:
         body = fenced.group(1).strip()
     if not body.startswith(("{", "[")):

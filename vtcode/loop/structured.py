@@ -44,7 +44,10 @@ _MAX_ERRORS = 8
 _MAX_MESSAGE = 300  # jsonschema quotes the failing value whole: a big answer is not sent back
 _MAX_STARTS = 64  # JSON after prose: the first this many `{`/`[` are tried as its start
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n(.*?)\n?```", re.DOTALL)
+# The block starts after the last newline of the blanks that follow the info string. Atomic,
+# as a retry from an earlier newline cannot find a closing ``` the first try missed (only
+# blanks lie between) but made a fence that never closes quadratic.
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*(?>\s*\n)(.*?)\n?```", re.DOTALL)
 
 
 def load_output_schema(path: Path, *, option: str) -> OutputSchema:

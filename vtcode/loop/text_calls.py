@@ -126,8 +126,13 @@ def _candidate_spans(text: str) -> list[tuple[int, int, bool]]:
         spans.append((m.start(1), m.end(1), True))
         if len(spans) >= MAX_CANDIDATES:
             return spans
+    # Fences never overlap one another (each begins after the last one's closing ```), so a
+    # fence start needs checking against the tag spans alone: fewer than MAX_CANDIDATES of
+    # them, a bounded check however many fences the text holds (all are kept, as sorted
+    # below: capping here could change which spans come first).
+    tags = spans[:]
     for m in _FENCE.finditer(text):
-        if not _inside(m.start(), spans):
+        if not _inside(m.start(), tags):
             spans.append((m.start(1), m.end(1), False))
     i = 0
     while len(spans) < MAX_CANDIDATES:
@@ -152,9 +157,27 @@ def _inside(i: int, spans: list[tuple[int, int, bool]]) -> bool:
 
 
 def _at_line_start(text: str, i: int) -> bool:
-    j = text.rfind("\n", 0, i) + 1
-    before = text[j:i].strip()
-    return before in ("", "[") or before.endswith(":")
+    """What comes before `i` on its line, stripped, is nothing, `[` or ends with `:`.
+
+    Read backwards over blanks only, never to the line start (a scan and a copy per `{`
+    made a long line of `{` quadratic); `str.isspace` is the set `str.strip` removes."""
+    k = _blank_before(text, i)
+    if k < 0 or text[k] == "\n":
+        return True
+    if text[k] == ":":
+        return True
+    if text[k] != "[":
+        return False
+    k = _blank_before(text, k)
+    return k < 0 or text[k] == "\n"
+
+
+def _blank_before(text: str, i: int) -> int:
+    """Index of the last character before `i` that is a newline or not blank (-1: none)."""
+    k = i - 1
+    while k >= 0 and text[k] != "\n" and text[k].isspace():
+        k -= 1
+    return k
 
 
 def _balanced_end(text: str, start: int) -> int | None:

@@ -48,8 +48,16 @@ __all__ = [
 ]
 
 DEFAULT_VERIFIER_TURNS = 10
-_DECISION = re.compile(r"^\s*\**Decision:\**\s*\**(APPROVED|REJECTED)\**\s*$", re.MULTILINE)
-_ISSUE = re.compile(r"^\s*[-*]\s*ISSUE:\s*(.+?)\s*$", re.MULTILINE)
+# Verifier output is untrusted text, so these read it in linear time; they find what the
+# plain forms `^\s*\**Decision:\**\s*\**(APPROVED|REJECTED)\**\s*$` and
+# `^\s*[-*]\s*ISSUE:\s*(.+?)\s*$` (MULTILINE) found, where `^\s*` retried from every blank
+# line and `\s*` beside `(.+?)` or between two `\**` backtracked quadratically:
+# - a match starts on the line of its first non-blank character (`^[^\S\n]*`);
+# - a possessive `*+` gives back nothing: what follows it never starts with what it took;
+# - an issue is the rest of its line, trailing blanks dropped (`(.*\S)`), else, when only
+#   blanks follow `ISSUE:` to the end of the text, their last character that is no newline.
+_DECISION = re.compile(r"^[^\S\n]*\**+Decision:\**+\s*+\**(APPROVED|REJECTED)\**\s*$", re.MULTILINE)
+_ISSUE = re.compile(r"^[^\S\n]*[-*]\s*+ISSUE:(?:\s*+(.*\S)|\s*([^\S\n])\n*\Z)", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -206,7 +214,7 @@ def verifier_prompt(description: str, files: Sequence[str]) -> str:
 def parse_verdict(text: str | None) -> tuple[bool, list[str]]:
     """(approved, issues): the last decision line wins; any ISSUE or no decision rejects."""
     body = text or ""
-    issues = [m.group(1) for m in _ISSUE.finditer(body)]
+    issues = [m[1] or m[2] for m in _ISSUE.finditer(body)]
     decisions = _DECISION.findall(body)
     approved = bool(decisions) and decisions[-1] == "APPROVED" and not issues
     if not decisions:
