@@ -30,7 +30,9 @@ PathKey = tuple[str | int, ...]
 # (message, location, hint) -> the error to raise: each format keeps its own error class.
 ErrorFactory = Callable[[str, str, "str | None"], UsageError]
 
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*(\]\]?)\s*(?:#.*)?$")
+# The name runs from its first to its last character that is no blank (a lazy name beside
+# `\s*` was quadratic in the blanks of a line such as `["b      c"],` inside an array).
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]\s](?:[^\]]*[^\]\s])?)\s*(\]\]?)\s*(?:#.*)?$")
 _KEY = re.compile(
     r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
 )
@@ -179,7 +181,9 @@ def decode_toml(
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
         where = f"{source}:{m.group(1)}:{m.group(2)}" if m else f"{source}:1:1"
-        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", msg)
+        # `(?<!\s)`: from the first blank of a run only (the message echoes keys, and a
+        # search from every blank of a long run was quadratic).
+        reason = re.sub(r"(?<!\s)\s*\(at (line \d+, column \d+|end of document)\)", "", msg)
         raise make_error(f"invalid TOML: {reason}", where, None) from None
     loc = Locator(source, text, make_error)
     check_unknown_keys(cls, data, (), loc)

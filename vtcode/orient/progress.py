@@ -58,7 +58,9 @@ _MARKS = {
     MilestoneStatus.BLOCKED: "[!]",
     MilestoneStatus.PENDING: "[ ]",
 }
-_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[(.)\]\s+(.+?)\s*$")
+# The box, then the rest of the line (the title, in `_title`): a lazy title beside `\s*$` was
+# quadratic in a line's trailing blanks, and the task file is the workspace's.
+_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[(.)\](\s.*)$")
 _BOX_STATUS = {
     "x": MilestoneStatus.DONE,
     "X": MilestoneStatus.DONE,
@@ -179,16 +181,24 @@ def to_markdown(ledger: ProgressLedger) -> str:
     return "".join(out)
 
 
+def _title(rest: str) -> str | None:
+    """What `\\s+(.+?)\\s*$` took of the text after the box: its words without the blanks
+    around them, or, when it is only blanks (two or more), the last of them."""
+    words = rest.strip()
+    if words:
+        return words
+    return rest[-1] if len(rest) >= 2 else None
+
+
 def parse_task_milestones(text: str) -> list[Milestone]:
     """Checkbox items of a task tracker: `- [x]` done, `[~]`/`[-]` in progress, `[!]` blocked."""
     out: list[Milestone] = []
     for line in text.splitlines():
         m = _CHECKBOX.match(line)
-        if m and m.group(1) in _BOX_STATUS:
+        title = _title(m.group(2)) if m else None
+        if m and title is not None and m.group(1) in _BOX_STATUS:
             out.append(
-                Milestone(
-                    id=str(len(out) + 1), description=m.group(2), status=_BOX_STATUS[m.group(1)]
-                )
+                Milestone(id=str(len(out) + 1), description=title, status=_BOX_STATUS[m.group(1)])
             )
     return out
 

@@ -138,7 +138,7 @@ def classify_error(
     """One clear, classified line for an HTTP status or an in-stream error event."""
     detail = _one_line(message or "")
     tail = f": {detail}" if detail else ""
-    kind_text = (err_type or "").lower()
+    kind_text = _one_line(err_type or "").lower()  # cut: the context patterns search it
     code = f"HTTP {status}" if status is not None else (err_type or "stream error")
 
     def err(text: str, kind: FailureKind) -> ProviderError:

@@ -72,7 +72,7 @@ def model_params_from_name(model: str) -> float | None:
     The last size in the name wins (`qwen2.5-coder-1.5b`: `2.5` is a version, not followed by
     b/m); `8x7b`-style mixtures and names with no size give None.
     """
-    if re.search(r"\d+x\d", model, re.I):
+    if re.search(r"(?<!\d)\d+x\d", model, re.I):
         return None
     sizes = [float(m.group(1)) * (1e9 if m.group(2).lower() == "b" else 1e6)
              for m in _SIZE.finditer(model)]  # fmt: skip
