@@ -108,11 +108,11 @@ def runs_code(name: str) -> bool:
 
 _SUBSCRIPTED = re.compile(r"\A([^\[]*)\[(.*)\]?\Z", re.DOTALL)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# `x = 1`, `x += 1`, `x <<= 1`, `a[i] = 1`, `x++`, `--x` (not `==`, `<=`, `!=`)
-_ARITH_SETS = re.compile(
-    r"([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*([A-Za-z_]\w*)"
-    r"|([A-Za-z_]\w*)\s*(?:\+\+|--)"
-)
+# `x = 1`, `x += 1`, `x <<= 1`, `a[i] = 1`, `x++`, `--x` (not `==`, `<=`, `!=`): see arith_sets
+_ARITH_START = re.compile(r"[A-Za-z_]\w*|\+\+|--")  # a word, or `++`/`--`
+_SETS_AFTER = re.compile(r"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+_STEPS_AFTER = re.compile(r"\s*(?:\+\+|--)")
+_STEPPED = re.compile(r"(?:\+\+|--)\s*([A-Za-z_]\w*)")
 _RUNS_IN_ARITH = re.compile(r"\$\(|`|\$\{?[1-9@*]")
 # `declare`-family and name-taking builtins whose operands bash evaluates as names/assignments
 NAME_ARGS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -210,10 +210,8 @@ class VarFlow:
             )
         for ident in _IDENT.findall(text):
             self.arith.setdefault(ident, part)
-        for m in _ARITH_SETS.finditer(text):
-            self.assign(
-                m.group(1) or m.group(2) or m.group(3), "0", part
-            )  # an integer: arithmetic-safe
+        for name in arith_sets(text):
+            self.assign(name, "0", part)  # an integer: arithmetic-safe
 
     def finish(self) -> None:
         for name, text, part in self.values:  # `declare -i n; n=x` evaluates x
@@ -227,6 +225,45 @@ class VarFlow:
                     "runs (an array subscript in it runs commands)",
                 )
             )
+
+
+def arith_sets(text: str) -> list[str]:
+    r"""The names arithmetic `text` assigns, in order, as `finditer` of this regex finds them:
+    `([A-Za-z_]\w*)(?:\[[^\]]*\])?\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)` (group 1),
+    `|(?:\+\+|--)\s*([A-Za-z_]\w*)` (group 2), `|([A-Za-z_]\w*)\s*(?:\+\+|--)` (group 3),
+    but in linear time: the regex retried each letter of a word (`$((aaa...))`, `1a1a...`:
+    quadratic) and rescanned to the same `]` from every `[` (`a[a[a[...`). Whether a name matches
+    depends only on the text after its word (or after the first `]` past it), so the first letter
+    of a word decides for the word's later letters, and one look past a `]` serves every `[`
+    before it."""
+    names: list[str] = []
+    close = -2  # text.find("]", k) for the last k asked (k only grows): -2 unknown, -1 none
+    after_close = -1  # where the assignment after text[close] ends, -1 none
+    i = 0
+    while (found := _ARITH_START.search(text, i)) is not None:
+        start = found.start()
+        if found.group() in ("++", "--"):  # `++x`, else on by one character as the regex goes
+            stepped = _STEPPED.match(text, start)
+            if stepped:
+                names.append(stepped.group(1))
+            i = stepped.end() if stepped else start + 1
+            continue
+        end = found.end()
+        if text.startswith("[", end):  # `a[i] = 1`
+            if close != -1 and close <= end:
+                close = text.find("]", end + 1)
+                sets = _SETS_AFTER.match(text, close + 1) if close >= 0 else None
+                after_close = sets.end() if sets else -1
+            match_end = after_close if close >= 0 else -1
+        else:
+            sets = _SETS_AFTER.match(text, end) or _STEPS_AFTER.match(text, end)
+            match_end = sets.end() if sets else -1
+        if match_end >= 0:
+            names.append(text[start:end])
+            i = match_end
+        else:
+            i = end  # the word's later letters see the same text after it and fail the same way
+    return names
 
 
 def screen_builtin(name: str, values: Values, flow: VarFlow, part: str) -> Findings:

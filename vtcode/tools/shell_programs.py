@@ -192,6 +192,14 @@ def _sed(args: list[str]) -> Findings:
     return out
 
 
+# matched in place with `pattern.match(script, i)`: `re.match(p, script[i:])` copied the rest of
+# the script for every command (quadratic on a long `p;p;p;...`); none of them uses `^` or `\A`
+_SED_LINE_ADDRESS = re.compile(r"[+~]?\d+(?:~\d+)?|\$")
+_SED_COUNT = re.compile(r"\s*\d*")
+_SED_S_FLAGS = re.compile(r"[gpiImM0-9e]*")
+_SED_TO_SEMICOLON = re.compile(r"[^;\n}]*")
+
+
 def sed_script(script: str) -> tuple[bool, list[str]]:
     """(whether a GNU sed script runs a command, the files it writes); ValueError if it cannot
     be read. Follows GNU sed's reader: addresses, `!`, `{}`, then one command per `;`/newline."""
@@ -225,8 +233,8 @@ def sed_script(script: str) -> tuple[bool, list[str]]:
             elif script.startswith("/", i):
                 i = delimited(i + 1, "/")
             else:
-                m = re.match(r"[+~]?\d+(?:~\d+)?|\$", script[i:])
-                i += m.end() if m else 0
+                m = _SED_LINE_ADDRESS.match(script, i)
+                i = m.end() if m else i
             if i < n and script[i] in "IM":
                 i += 1
             if i < n and script[i] == ",":
@@ -239,8 +247,8 @@ def sed_script(script: str) -> tuple[bool, list[str]]:
             break
         c, i = script[i], i + 1
         if c in "{}=dDgGhHnNpPxzFlLqQ":
-            m = re.match(r"\s*\d*", script[i:])
-            i += m.end() if m else 0
+            m = _SED_COUNT.match(script, i)
+            i = m.end() if m else i
         elif c == "#" or c in "aic:btTrRvwWe":
             text, i = to_eol(i) if c in "#aicrRwWe" else _to_semicolon(script, i)
             while c in "aic" and text.endswith("\\") and i < n:  # continued text lines
@@ -255,7 +263,7 @@ def sed_script(script: str) -> tuple[bool, list[str]]:
             delim = script[i]
             i = delimited(delimited(i + 1, delim, c == "s"), delim, regex=False)
             if c == "s":
-                m = re.match(r"[gpiImM0-9e]*", script[i:])
+                m = _SED_S_FLAGS.match(script, i)
                 flags = m.group(0) if m else ""
                 i += len(flags)
                 runs = runs or "e" in flags
@@ -288,13 +296,24 @@ def _bracket_end(script: str, pos: int) -> int:
 
 
 def _to_semicolon(script: str, pos: int) -> tuple[str, int]:
-    m = re.match(r"[^;\n}]*", script[pos:])
-    end = pos + (m.end() if m else 0)
+    m = _SED_TO_SEMICOLON.match(script, pos)
+    end = m.end() if m else pos
     return script[pos:end].strip(), end
 
 
-# a `>` anywhere after a print is taken as an output redirect (a comparison there is refused too)
-_AWK_RUNS = re.compile(r"system|[|@]|\bprintf?\b[\s\S]*>")
+_AWK_CALLS = re.compile(r"system|[|@]")
+_AWK_PRINT = re.compile(r"\bprintf?\b")
+
+
+def _awk_runs(program: str) -> bool:
+    """Whether an awk program may run a command or write a file. A `>` anywhere after a print is
+    taken as an output redirect (a comparison there is refused too); the first print ends first,
+    so it alone is checked: the regex `\\bprintf?\\b[\\s\\S]*>` scanned to the end from every
+    print (`print print print ...`: quadratic)."""
+    if _AWK_CALLS.search(program):
+        return True
+    first = _AWK_PRINT.search(program)
+    return first is not None and program.find(">", first.end()) >= 0
 
 
 def _awk(args: list[str]) -> Findings:
@@ -325,7 +344,7 @@ def _awk(args: list[str]) -> Findings:
                 programs.append(rest[0])
             break
         i += 1
-    if any(_AWK_RUNS.search(p) for p in programs):
+    if any(_awk_runs(p) for p in programs):
         out.runs("an awk program that runs commands or writes files (system, |, print >, @)")
     return out
 

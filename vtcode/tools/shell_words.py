@@ -15,9 +15,24 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-GLOB = re.compile(r"[*?\[]|\{[^}]*(?:,|\.\.)[^}]*\}")
+_GLOB_CHARS = re.compile(r"[*?\[]")
 _KEEP_CONTINUATIONS = frozenset({"raw_string", "ansi_c_string", "comment", "heredoc_body"})
 _PAIR = re.compile(rb"\\(.)", re.DOTALL)
+
+
+def has_glob(text: str) -> bool:
+    """Whether `text` holds a glob character or a brace expansion: a `{` whose text up to the next
+    `}` holds `,` or `..` (`{a,b}`, `{1..3}`, `{x{a,}`). The `{`s before one `}` see suffixes of
+    the first one's text, so only the first is checked; the regex this replaces,
+    `\\{[^}]*(?:,|\\.\\.)[^}]*\\}`, rescanned from every `{` (quadratic on `{{{...`, cubic on
+    `{,{,...`, on every command a model runs)."""
+    if _GLOB_CHARS.search(text):
+        return True
+    for piece in text.split("}")[:-1]:  # the text before each `}`
+        first = piece.find("{")
+        if first >= 0 and (piece.find(",", first) >= 0 or piece.find("..", first) >= 0):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +88,11 @@ def word_of(node: tree_sitter.Node) -> Word:
         return word_of(inner[0]) if len(inner) == 1 else Word(None, False, text)
     if kind in ("word", "number"):
         if "\\" not in text:
-            return Word(text, not GLOB.search(text), text)
+            return Word(text, not has_glob(text), text)
         value = re.sub(
             r"\\(.)", lambda m: "" if m.group(1) == "\n" else m.group(1), text, flags=re.DOTALL
         )
-        return Word(value, not GLOB.search(text.replace("\\\\", "")), text)
+        return Word(value, not has_glob(text.replace("\\\\", "")), text)
     if kind == "raw_string":
         return Word(text[1:-1], True, text)
     if kind == "ansi_c_string":
@@ -93,7 +108,7 @@ def word_of(node: tree_sitter.Node) -> Word:
         if any(p.value is None for p in pieces) or not pieces:
             return Word(None, False, text)
         bare = "".join(text_of(c) for c in node.named_children if c.type == "word")
-        glob = bool(GLOB.search(bare))
+        glob = has_glob(bare)
         value = "".join(p.value or "" for p in pieces)
         return Word(value, all(p.literal for p in pieces) and not glob, text)
     return Word(None, False, text)
