@@ -10,6 +10,8 @@ import os
 import resource
 import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -452,3 +454,30 @@ def test_exec_read_file_on_a_fifo_fails_the_call_and_the_run_goes_on(
     log = ws / ".vtcode/sessions" / SESSION / "events.jsonl"
     check = vtcode(["validate", "--json", str(log)], ws)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_pattern_that_backtracks_forever_stops_at_the_budget(tmp_path: Path) -> None:
+    """The model writes the pattern: `(a|aa)+$` on a line of 40 `a` and a `!` backtracks for
+    hours. The budget bounds the search inside that one line's match too (it was checked only
+    between files). Run in a subprocess, so a regression times out instead of hanging here."""
+    (tmp_path / "long.txt").write_text("a" * 40 + "!\nplain line\n")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom vtcode.tools import files\n"
+        "from vtcode.tools.base import ToolContext\n"
+        "files.GREP_TIME_BUDGET_SECS = 0.5\n"
+        "ws = Path(sys.argv[1])\n"
+        "ctx = ToolContext(workspace=ws, session_id='s', spool_dir=ws / 'spool')\n"
+        "tool = files.GrepTool()\n"
+        "print(tool.run({'pattern': '(a|aa)+$'}, ctx).output)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,  # a hang check: the search stops after 0.5 s
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith(
+        "[search stopped after 1 files: time budget of 0.5 s used up]"
+    )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
-import re
 import stat
 import time
 from collections.abc import Callable, Generator
@@ -37,7 +36,7 @@ GREP_DEFAULT_MATCHES = 200
 GREP_MAX_MATCHES = 2000
 GREP_MAX_FILE_BYTES = 8 * 1024 * 1024
 GREP_LINE_CHARS = 500
-GREP_TIME_BUDGET_SECS = 20.0  # checked between files; one pathological regex can still overrun
+GREP_TIME_BUDGET_SECS = 20.0  # the whole search, one line's match included (`regex` timeout)
 WRITE_MAX_BYTES = 16 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", ".vtcode"})
 BINARY_SNIFF = 8192
@@ -266,10 +265,17 @@ class GrepTool:
             return self._run(arguments, ctx)
 
     def _run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        flags = re.IGNORECASE if arguments.get("case_insensitive") else 0
+        # The `regex` package in its `re`-compatible mode: the model writes the pattern, and one
+        # like `(a+)+b` on a long line of `a` backtracks exponentially; `re` has no time limit,
+        # `regex` takes one per call, so the budget bounds the search however it is spent.
+        import regex as regex_engine
+
+        flags = regex_engine.VERSION0 | (
+            regex_engine.IGNORECASE if arguments.get("case_insensitive") else 0
+        )
         try:
-            regex = re.compile(arguments["pattern"], flags)
-        except re.error as exc:
+            pattern = regex_engine.compile(arguments["pattern"], flags)
+        except (regex_engine.error, ValueError, OverflowError) as exc:
             raise ToolError(f"invalid regular expression: {exc}") from exc
         raw = arguments.get("path", ".")
         opened = open_in_workspace(ctx, raw)
@@ -292,12 +298,17 @@ class GrepTool:
                     continue
                 files_searched += 1
                 for lineno, line in _text_lines(open_file()):
-                    if regex.search(line):
+                    try:
+                        hit = pattern.search(line, timeout=max(0.0, deadline - time.monotonic()))
+                    except TimeoutError:
+                        stopped = f"time budget of {GREP_TIME_BUDGET_SECS:g} s used up"
+                        break
+                    if hit:
                         if len(matches) >= cap:
                             truncated = True
                             break
                         matches.append(f"{rel}:{lineno}:{_clip(line, GREP_LINE_CHARS)}")
-                if truncated:
+                if truncated or stopped:
                     break
         body = "\n".join(matches) if matches else "[no matches]"
         if truncated:
