@@ -20,6 +20,8 @@ from vtcode.orient.progress import parse_task_milestones
 from vtcode.tomlcheck import _HEADER
 
 OLD_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[(.)\]\s+(.+?)\s*$")
+OLD_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
+OLD_MASK_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#]*@")
 OLD_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*(\]\]?)\s*(?:#.*)?$")
 
 
@@ -56,7 +58,31 @@ def test_toml_headers_are_what_the_old_pattern_read() -> None:
     assert sum(bool(_HEADER.match(line)) for line in lines) > 80
 
 
+def test_url_passwords_are_found_and_masked_as_the_old_patterns_did() -> None:
+    from vtcode.config.mask import _USERINFO
+    from vtcode.redact import _URL_PASSWORD
+
+    rng = random.Random(5)
+    lines = []
+    for _ in range(6000):
+        scheme = "".join(rng.choice(["h", "1", "+", "-", ".", "t", "p"]) for _ in range(4))
+        auth = "".join(rng.choice(["u", ":", "pw", "@", " ", "/", "x", "?"]) for _ in range(6))
+        lines.append(f"{rng.choice(['', 'a', '1', ' ', '@'])}{scheme}://{auth}")
+    for line in lines:
+        assert _URL_PASSWORD.findall(line) == OLD_URL_PASSWORD.findall(line), repr(line)
+        new, old = _USERINFO.sub(r"\1:***@", line), OLD_MASK_USERINFO.sub(r"\1:***@", line)
+        assert new == old, repr(line)
+    assert sum(bool(OLD_URL_PASSWORD.findall(line)) for line in lines) > 80
+
+
 SHAPES = {
+    "env url": (
+        "from vtcode.redact import collect_secrets as f\nf({'X_URL': 'x://u:p@ ' + 'a' * 200_000})"
+    ),
+    "config url": (
+        "from vtcode.config.mask import mask_url as f\n"
+        "f('x://u:p@ ' + 'a' * 200_000)\nf('=&' + '?' * 200_000)"
+    ),
     "task checkbox": (
         "from vtcode.orient.progress import parse_task_milestones as f\n"
         "r = f('- [x] a' + ' ' * 200_000 + 'b')\nassert r[0].description.endswith('b')"

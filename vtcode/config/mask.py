@@ -20,8 +20,12 @@ __all__ = ["MASK", "mask_secrets", "mask_url"]
 
 MASK = "***"
 # scheme://user:password@ — the password up to the last `@` before the host.
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#]*@")
-_QUERY = re.compile(r"([?&;])([^=&;#\s]+)=([^&;#\s]*)")
+# Both tried only where they can start (a run of scheme characters; a parameter name holds no
+# `?`): from every letter of a long word, or every `?` of a run, a search was quadratic.
+_USERINFO = re.compile(
+    r"((?<![A-Za-z0-9+.\-])[0-9+.\-]*[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#]*@"
+)
+_QUERY = re.compile(r"([?&;])([^=&;#\s?]+)=([^&;#\s]*)")
 _QUERY_SECRETS = frozenset({"sig", "signature", "code", "pwd", "pw", "pass"})
 # Keys that name a secret rather than hold one (`api_key_env = "OPENAI_API_KEY"`).
 _NAMING_SUFFIXES = ("_env", "_env_var", "_name", "_file", "_path", "_command")
