@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from pathlib import Path
+
+# A glob's tokens. The regular expression they used to become (`**/` as `(?:.*/)?`, `*` as
+# `[^/]*`, ...) backtracked in the product of its stars: three of them on a long path was
+# already minutes, and grep's `glob` is the model's. `_matches` walks the tokens over the path
+# once, keeping the set of token positions reachable at each character: at most len(tokens)
+# states per character.
+_LIT, _ONE, _STAR, _ANY, _DIRS, _REST = range(6)
+Tokens = tuple[tuple[int, str], ...]
 
 
 @functools.lru_cache(maxsize=512)
-def _path_regex(pattern: str) -> re.Pattern[str]:
+def _tokens(pattern: str) -> Tokens:
     pat = pattern.strip()
     while pat.startswith("./"):
         pat = pat[2:]
@@ -18,29 +25,82 @@ def _path_regex(pattern: str) -> re.Pattern[str]:
     pat = pat.lstrip("/")
     if pat.endswith("/"):
         pat += "**"
-    out = []
+    out: list[tuple[int, str]] = [] if anchored else [(_DIRS, "")]
     i = 0
     while i < len(pat):
         if pat.startswith("/**", i) and i + 3 == len(pat):
-            out.append("(?:/.*)?")  # `src/**` matches src itself and everything below
+            out.append((_REST, ""))  # `src/**` matches src itself and everything below
             i += 3
         elif pat.startswith("**/", i):
-            out.append("(?:.*/)?")
+            out.append((_DIRS, ""))  # no folder, or any folders
             i += 3
         elif pat.startswith("**", i):
-            out.append(".*")
+            out.append((_ANY, ""))
             i += 2
         elif pat[i] == "*":
-            out.append("[^/]*")
+            out.append((_STAR, ""))  # within one name
             i += 1
         elif pat[i] == "?":
-            out.append("[^/]")
+            out.append((_ONE, ""))
             i += 1
         else:
-            out.append(re.escape(pat[i]))
+            out.append((_LIT, pat[i]))
             i += 1
-    body = "".join(out)
-    return re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.DOTALL)
+    return tuple(out)
+
+
+def _closure(
+    tokens: Tokens, states: set[tuple[int, bool]], path: str, i: int
+) -> set[tuple[int, bool]]:
+    """`states` and every state reachable from them without reading a character."""
+    todo = list(states)
+    seen = set(states)
+    while todo:
+        t, inside = todo.pop()
+        if t >= len(tokens) or inside:
+            continue
+        kind = tokens[t][0]
+        nxt: tuple[int, bool] | None = None
+        if kind in (_STAR, _ANY, _DIRS):
+            nxt = (t + 1, False)  # the wildcard matches nothing
+        elif kind == _REST and (i == len(path) or path[i] == "/"):
+            nxt = (len(tokens), False) if i == len(path) else None
+        if kind == _DIRS and (t, True) not in seen:
+            seen.add((t, True))
+            todo.append((t, True))
+        if nxt is not None and nxt not in seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def _matches(tokens: Tokens, path: str) -> bool:
+    """Whether the whole of `path` matches the tokens."""
+    states = _closure(tokens, {(0, False)}, path, 0)
+    for i, c in enumerate(path):
+        after: set[tuple[int, bool]] = set()
+        for t, inside in states:
+            if t >= len(tokens):
+                continue
+            kind, lit = tokens[t]
+            if inside:  # inside `**/`: any character; a `/` may also end it
+                after.add((t, True))
+                if c == "/":
+                    after.add((t + 1, False))
+            elif (kind == _LIT and c == lit) or (kind == _ONE and c != "/"):
+                after.add((t + 1, False))
+            elif (kind == _STAR and c != "/") or kind == _ANY:
+                after.add((t, False))
+            elif kind == _REST and c == "/":
+                after.add((t, True))  # `/` then anything: the rest of the path
+        if not after:
+            return False
+        states = _closure(tokens, after, path, i + 1)
+    end = len(tokens)
+    return any(
+        (t == end and not inside) or (t == end - 1 and tokens[t][0] == _REST and inside)
+        for t, inside in states
+    )
 
 
 def path_glob_match(pattern: str, rel_path: str) -> bool:
@@ -50,7 +110,7 @@ def path_glob_match(pattern: str, rel_path: str) -> bool:
         rel = rel[2:]
     if pattern.strip() in ("*", "**"):
         return True
-    return _path_regex(pattern).match(rel.rstrip("/") or ".") is not None
+    return _matches(_tokens(pattern), rel.rstrip("/") or ".")
 
 
 def normalise_path(value: str, workspace: Path | None) -> str:
