@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import orjson
 import pytest
 
+from tests.hang_check import run_python
 from vtcode.eval import classify
 from vtcode.loop import structured, text_calls
 from vtcode.runtime.subagents import parse_verdict
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 4000
 
 # ---- OLD reference forms, copied verbatim from before the linear rewrite --------------------
@@ -320,12 +317,4 @@ LONG = [
 
 @pytest.mark.parametrize(("code", "expected"), [c[1:] for c in LONG], ids=[c[0] for c in LONG])
 def test_long_untrusted_text_is_read_in_linear_time(code: str, expected: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        check=True,
-    )
-    assert done.stdout.strip() == expected
+    assert run_python(code).stdout.strip() == expected

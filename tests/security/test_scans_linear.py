@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
-import sys
 
 import pytest
 
+from tests.hang_check import run_python
 from vtcode.orient.progress import parse_task_milestones
 from vtcode.tomlcheck import _HEADER
 
@@ -114,11 +113,4 @@ SHAPES = {
 
 @pytest.mark.parametrize("name", list(SHAPES))
 def test_a_crafted_line_is_read_in_one_pass(name: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SHAPES[name]],
-        capture_output=True,
-        text=True,
-        timeout=60,  # a hang check: each takes milliseconds
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_python(SHAPES[name])

@@ -12,12 +12,10 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.hang_check import run_python
 from vtcode.redact import Redactor
 from vtcode.urlauth import mask_cut_userinfo, mask_userinfo
 
@@ -103,14 +101,4 @@ def test_a_long_word_beside_a_url_is_masked_in_one_pass(shape: str) -> None:
         "import json, sys\nfrom vtcode.redact import Redactor\n"
         "sys.stdout.write(Redactor([]).text(json.load(sys.stdin)))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        input=json.dumps(text),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=Path(__file__).parent,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == text
+    assert run_python(code, stdin=json.dumps(text)).stdout == text

@@ -13,18 +13,14 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
+from tests.hang_check import run_python
 from vtcode.tools.shell_env import arith_sets
 from vtcode.tools.shell_programs import _awk_runs, _bracket_end, sed_script
 from vtcode.tools.shell_words import has_glob
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # --- the OLD definitions (references; copied verbatim from before the fix) ---
 OLD_GLOB = re.compile(r"[*?\[]|\{[^}]*(?:,|\.\.)[^}]*\}")
@@ -250,15 +246,7 @@ _AWK_RUNS_WHY = "an awk program that runs commands or writes files (system, |, p
 
 
 def _analyse_in_subprocess(line: str) -> dict[str, list[object]]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        input=line,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        cwd=ROOT,
-    )
+    done = run_python(_PROBE, stdin=line)
     result: dict[str, list[object]] = json.loads(done.stdout)
     return result
 

@@ -10,14 +10,13 @@ import os
 import resource
 import signal
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.exec_support import SESSION, canonical_snapshot, normalise, raw_events, vtcode
+from tests.hang_check import run_python
 from vtcode.events.enums import FileChangeKind
 from vtcode.tools import files
 from vtcode.tools.base import FileChange, ToolContext, ToolError
@@ -470,14 +469,7 @@ def test_a_pattern_that_backtracks_forever_stops_at_the_budget(tmp_path: Path) -
         "tool = files.GrepTool()\n"
         "print(tool.run({'pattern': '(a|aa)+$'}, ctx).output)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,  # a hang check: the search stops after 0.5 s
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_python(code, str(tmp_path))
     assert done.stdout.strip().endswith(
         "[search stopped after 1 files: time budget of 0.5 s used up]"
     )
