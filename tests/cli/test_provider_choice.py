@@ -10,27 +10,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from tests import forked_cli
 from tests.exec_support import SCRIPTS
 
 
 def _run(args: list[str], ws: Path, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "VTCODE_PROVIDER"}
-    return subprocess.run(
-        [sys.executable, "-m", "vtcode", *args],
-        cwd=ws,
-        env={**base, "NO_COLOR": "1", "VTCODE_HOME": str(ws / ".home"), **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    full = {**base, "NO_COLOR": "1", "VTCODE_HOME": str(ws / ".home"), **env}
+    return forked_cli.run(args, cwd=ws, env=full, text=True, timeout=120)
 
 
 @pytest.mark.parametrize(

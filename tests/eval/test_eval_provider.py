@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests import forked_cli
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "evals" / "public"
@@ -17,15 +18,9 @@ SUITE = REPO / "evals" / "public"
 
 def _eval(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "VTCODE_PROVIDER"}
-    return subprocess.run(
-        [sys.executable, "-m", "vtcode", "eval", str(SUITE), "-q", *args],
-        cwd=ws,
-        env={**env, "VTCODE_HOME": str(ws / ".home"), "NO_COLOR": "1"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    full = {**env, "VTCODE_HOME": str(ws / ".home"), "NO_COLOR": "1"}
+    return forked_cli.run(
+        ["eval", str(SUITE), "-q", *args], cwd=ws, env=full, text=True, timeout=300
     )
 
 

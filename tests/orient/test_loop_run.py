@@ -15,22 +15,15 @@ import orjson
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from tests import forked_cli
 from vtcode.jsontypes import decode
 from vtcode.orient.models import LoopRunState
 from vtcode.schemas import fast_validator
 
 
 def vt(ws: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vtcode", "-q", *args],
-        cwd=ws,
-        env={**os.environ, "NO_COLOR": "1"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    return forked_cli.run(["-q", *args], cwd=ws, env=env, text=True, timeout=timeout)
 
 
 def run(ws: Path, *args: str, loop: str = "L") -> subprocess.CompletedProcess[str]:
@@ -280,9 +273,8 @@ def _kill_job(ws: Path) -> None:
 
 
 def test_sigkill_mid_step_is_resumed_as_a_new_session(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vtcode", "-q", "loop", "run", "--id", "L",
-         "--script", "loop-slow-step", "long work"],
+    proc = forked_cli.popen(
+        ["-q", "loop", "run", "--id", "L", "--script", "loop-slow-step", "long work"],
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -313,9 +305,8 @@ def test_sigkill_mid_step_is_resumed_as_a_new_session(tmp_path: Path) -> None:
 
 
 def test_sigterm_mid_step_cancels_it_and_pauses_the_loop(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vtcode", "-q", "loop", "run", "--id", "L",
-         "--script", "loop-slow-step", "long work"],
+    proc = forked_cli.popen(
+        ["-q", "loop", "run", "--id", "L", "--script", "loop-slow-step", "long work"],
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import orjson
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from tests import forked_cli
 from vtcode.runtime.subagents import parse_verdict, verifier_prompt
 from vtcode.schemas import fast_validator
 
@@ -57,16 +57,8 @@ def git(ws: Path, *args: str) -> str:
 
 
 def vt(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vtcode", "-q", *args],
-        cwd=ws,
-        env={**os.environ, **GIT_ENV, "NO_COLOR": "1"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1"}
+    return forked_cli.run(["-q", *args], cwd=ws, env=env, text=True, timeout=120)
 
 
 @pytest.fixture
