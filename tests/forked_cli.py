@@ -117,6 +117,8 @@ class ForkedVtcode(subprocess.Popen[Any]):
         start_new_session: bool,
         *_rest: object,
     ) -> None:
+        if preexec_fn is not None or uid is not None or gid is not None or gids is not None:
+            raise ValueError("a forked vtcode run takes no preexec_fn or user: use real=True")
         argv = list(args)[3:]  # after python -m vtcode
         keep = tuple(sorted(int(fd) for fd in pass_fds))
         environ = dict(os.environ if env is None else env)
