@@ -24,13 +24,13 @@ from typing import Literal
 __all__ = ["Token", "tokens"]
 
 Attrs = list[tuple[str, str | None]]
-Token = (
-    tuple[Literal["start"], str, Attrs]
-    | tuple[Literal["end"], str, Attrs]
-    | tuple[Literal["text"], str, Attrs]
-)
+Token = tuple[Literal["start", "end", "text"], str, Attrs]
 
-_RAW_TEXT = frozenset({"script", "style"})
+# The elements whose content is raw text, each with the search for its end tag.
+_RAW_TEXT_END = {
+    name: re.compile(rf"</{name}(?=[\t\n\r\f />])|</{name}$", re.IGNORECASE)
+    for name in ("script", "style")
+}
 _TAG_NAME = re.compile(r"[a-zA-Z][^\t\n\r\f />\x00]*")
 # One attribute: a name, then optionally `=` and a quoted or bare value (html.parser's rule).
 _ATTR = re.compile(
@@ -59,8 +59,9 @@ def tokens(html: str) -> Iterator[Token]:
             if self_closing:
                 yield ("end", name, [])
             pos = after
-            if name in _RAW_TEXT and not self_closing:
-                end = _raw_text_end(html, pos, name)
+            if name in _RAW_TEXT_END and not self_closing:
+                raw_end = _RAW_TEXT_END[name].search(html, pos)
+                end = len(html) if raw_end is None else raw_end.start()
                 if end > pos:
                     yield ("text", html[pos:end], [])
                 pos = end
@@ -98,7 +99,7 @@ def _other_markup(html: str, lt: int) -> int:
 def _start_tag(html: str, lt: int) -> tuple[str, Attrs, bool, int]:
     """Name, attributes, whether it closes itself, and the index after its `>` (-1 if none)."""
     m = _TAG_NAME.match(html, lt + 1)
-    assert m is not None  # `_markup` saw a letter
+    assert m is not None  # `tokens` saw a letter
     name = m.group().lower()
     attrs: Attrs = []
     pos = m.end()
@@ -117,9 +118,3 @@ def _start_tag(html: str, lt: int) -> tuple[str, Attrs, bool, int]:
             value = value[1:-1]
         attrs.append((a.group(1).lower(), unescape(value) if value is not None else None))
         pos = a.end()
-
-
-def _raw_text_end(html: str, pos: int, name: str) -> int:
-    """Where the raw text of `script`/`style` ends: at its end tag, or the page's end."""
-    m = re.compile(rf"</{name}(?=[\t\n\r\f />])|</{name}$", re.IGNORECASE).search(html, pos)
-    return len(html) if m is None else m.start()
