@@ -47,7 +47,7 @@ from urllib.parse import unquote
 import ahocorasick_rs
 import orjson
 
-from vtcode.urlauth import AUTH_CHARS, mask_cut_userinfo, mask_userinfo
+from vtcode.urlauth import AUTH_CHARS, SCHEME_START, mask_cut_userinfo, mask_userinfo
 
 __all__ = [
     "MARKER",
@@ -161,11 +161,7 @@ def is_secret_name(name: str) -> bool:
 
 # `scheme://user:password@`: the password of any URL a variable holds (DATABASE_URL,
 # *_BASE_URL) is a secret too, so its encodings are removed, not only the userinfo as written.
-# Tried only where a run of scheme characters starts, from its first letter on (from every
-# letter of a long word, a search was quadratic in it).
-_URL_PASSWORD = re.compile(
-    r"(?<![A-Za-z0-9+.\-])[0-9+.\-]*[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:([^\s/?#@]+)@"
-)
+_URL_PASSWORD = re.compile(SCHEME_START + r"[^\s/?#@:]*:([^\s/?#@]+)@")
 
 
 def collect_secrets(

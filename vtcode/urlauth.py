@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["AUTH_CHARS", "mask_cut_userinfo", "mask_userinfo"]
+__all__ = ["AUTH_CHARS", "SCHEME_START", "mask_cut_userinfo", "mask_userinfo"]
 
 # What cannot be in an authority, or ends a JSON string; `@` separates the userinfo.
 AUTH_CHARS = r"[^\s/?#\"'<>\\@]"
+# A scheme and its `://` in a pattern that may search a long text: tried only where a run of
+# scheme characters starts, matching from its first letter on (a leading `[A-Za-z]` was tried
+# at every letter of a long word, which is quadratic in it).
+SCHEME_START = r"(?<![A-Za-z0-9+.\-])[0-9+.\-]*[A-Za-z][A-Za-z0-9+.\-]*://"
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 # Greedy, so a password with an unencoded '@' is taken up to the last one.
 _USERINFO_AT = re.compile(rf"{AUTH_CHARS}+(?:@{AUTH_CHARS}+)*@")

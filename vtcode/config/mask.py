@@ -15,16 +15,14 @@ import re
 from typing import Any
 
 from vtcode.redact import MARKER, is_secret_name
+from vtcode.urlauth import SCHEME_START
 
 __all__ = ["MASK", "mask_secrets", "mask_url"]
 
 MASK = "***"
 # scheme://user:password@ — the password up to the last `@` before the host.
-# Both tried only where they can start (a run of scheme characters; a parameter name holds no
-# `?`): from every letter of a long word, or every `?` of a run, a search was quadratic.
-_USERINFO = re.compile(
-    r"((?<![A-Za-z0-9+.\-])[0-9+.\-]*[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#]*@"
-)
+_USERINFO = re.compile(rf"({SCHEME_START}[^\s/?#@:]*):[^\s/?#]*@")
+# A parameter name holds no `?`: a search from every `?` of a run was quadratic.
 _QUERY = re.compile(r"([?&;])([^=&;#\s?]+)=([^&;#\s]*)")
 _QUERY_SECRETS = frozenset({"sig", "signature", "code", "pwd", "pw", "pass"})
 # Keys that name a secret rather than hold one (`api_key_env = "OPENAI_API_KEY"`).
