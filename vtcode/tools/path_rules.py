@@ -49,10 +49,9 @@ def _tokens(pattern: str) -> Tokens:
     return tuple(out)
 
 
-def _closure(
-    tokens: Tokens, states: set[tuple[int, bool]], path: str, i: int
-) -> set[tuple[int, bool]]:
-    """`states` and every state reachable from them without reading a character."""
+def _closure(tokens: Tokens, states: set[tuple[int, bool]], at_end: bool) -> set[tuple[int, bool]]:
+    """`states` and every state reachable from them without reading a character (`at_end`: the
+    whole path has been read, where `/**` may match nothing)."""
     todo = list(states)
     seen = set(states)
     while todo:
@@ -63,8 +62,8 @@ def _closure(
         nxt: tuple[int, bool] | None = None
         if kind in (_STAR, _ANY, _DIRS):
             nxt = (t + 1, False)  # the wildcard matches nothing
-        elif kind == _REST and (i == len(path) or path[i] == "/"):
-            nxt = (len(tokens), False) if i == len(path) else None
+        elif kind == _REST and at_end:
+            nxt = (len(tokens), False)
         if kind == _DIRS and (t, True) not in seen:
             seen.add((t, True))
             todo.append((t, True))
@@ -76,7 +75,7 @@ def _closure(
 
 def _matches(tokens: Tokens, path: str) -> bool:
     """Whether the whole of `path` matches the tokens."""
-    states = _closure(tokens, {(0, False)}, path, 0)
+    states = _closure(tokens, {(0, False)}, not path)
     for i, c in enumerate(path):
         after: set[tuple[int, bool]] = set()
         for t, inside in states:
@@ -95,7 +94,7 @@ def _matches(tokens: Tokens, path: str) -> bool:
                 after.add((t, True))  # `/` then anything: the rest of the path
         if not after:
             return False
-        states = _closure(tokens, after, path, i + 1)
+        states = _closure(tokens, after, i + 1 == len(path))
     end = len(tokens)
     return any(
         (t == end and not inside) or (t == end - 1 and tokens[t][0] == _REST and inside)
