@@ -60,6 +60,15 @@ def wait_for_path(path: Path, proc: subprocess.Popen[str], what: str, timeout: f
         time.sleep(0.01)
 
 
+def process_running(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie (exited, waiting to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def end_run_and_its_job(proc: subprocess.Popen[str], job: Path) -> None:
     """Clean-up after a run a test killed midway: the vtcode process, if it still runs, then the
     command it had started (its pid in `job`), which a SIGKILL of vtcode leaves orphaned."""

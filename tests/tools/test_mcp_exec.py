@@ -28,6 +28,7 @@ from tests.exec_support import (
     SESSION,
     canonical_lines,
     normalise,
+    process_running,
     raw_events,
     spawn_vtcode,
     vtcode,
@@ -92,19 +93,11 @@ def run_exec(
     )
 
 
-def _gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has exited
-
-
 def wait_gone(pid_file: Path, timeout: float = 30.0) -> None:
     """The server process of `pid_file` has exited (waits on the process, bounded)."""
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + timeout
-    while not _gone(pid):
+    while process_running(pid):
         assert time.monotonic() < deadline, f"MCP server {pid} outlived vtcode"
         time.sleep(0.02)
 
@@ -365,7 +358,7 @@ def test_a_signal_while_a_server_starts_closes_the_session_cancelled(
     try:
         out, err = proc.communicate(timeout=30)
     finally:  # a server that never reads stdin outlives a vtcode that failed to end it
-        if not _gone(server):
+        if process_running(server):
             os.kill(server, signal.SIGKILL)
     assert proc.returncode == 130, err
     events = raw_events(out)
@@ -392,7 +385,7 @@ def test_a_killed_vtcode_takes_along_a_server_that_never_reads_its_stdin(tmp_pat
     try:
         wait_gone(pids["broken"], timeout=10)
     finally:
-        if not _gone(server):
+        if process_running(server):
             os.kill(server, signal.SIGKILL)
 
 

@@ -18,20 +18,13 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from tests.exec_support import process_running
 from vtcode.config.model import McpServerConfig
 from vtcode.mcp.client import McpServerConnection
 
 # Every interleaving of the close with the cancelled start's teardown, up to well past the SDK's
 # last await before its wait for the process (the bug showed from the 4th step on).
 STEPS = range(24)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def _cancel_then_close(tmp_path: Path, steps: int) -> tuple[int, bool]:
@@ -56,7 +49,7 @@ async def _cancel_then_close(tmp_path: Path, steps: int) -> tuple[int, bool]:
     finally:
         with_outcome = await asyncio.gather(start, return_exceptions=True)
     assert isinstance(with_outcome[0], asyncio.CancelledError)
-    return pid, _alive(pid)  # before the loop's own shutdown kills whatever is left
+    return pid, process_running(pid)  # before the loop's own shutdown kills whatever is left
 
 
 def test_a_cancelled_start_and_the_close_after_it_end_the_server_at_every_interleaving(
@@ -72,5 +65,5 @@ def test_a_cancelled_start_and_the_close_after_it_end_the_server_at_every_interl
         assert survivors == [], "steps after which the server outlived its close"
     finally:
         for pid in pids:
-            if _alive(pid):
+            if process_running(pid):
                 os.kill(pid, 9)

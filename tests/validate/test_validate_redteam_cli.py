@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 import pytest
-from exec_support import vtcode
+from exec_support import process_running, vtcode
 from test_validate_redteam import END, START, TURN, needs_split
 
 # --- 3. hostile input through the CLI -------------------------------------------------------
@@ -28,15 +28,6 @@ def _children(pid: int) -> list[int]:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
-
-
-def _running(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie (exited, waiting to be reaped)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _wait(what: str, cond: Any, timeout: float = 30) -> Any:
@@ -102,7 +93,7 @@ def _reap(proc: subprocess.Popen[bytes], child: int) -> None:
     if proc.poll() is None:
         proc.kill()
         proc.wait(timeout=30)
-    if _running(child):
+    if process_running(child):
         os.kill(child, signal.SIGKILL)
 
 
@@ -117,7 +108,7 @@ def test_ctrl_c_during_a_split_stops_both_processes(tmp_path: Path) -> None:
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=30) == 130
         assert b"Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
-        _wait("the split child outlived the interrupted run", lambda: not _running(child), 5)
+        _wait("the split child outlived the interrupted run", lambda: not process_running(child), 5)
     finally:
         _reap(proc, child)
 
@@ -137,7 +128,7 @@ def test_sigint_to_the_parent_during_its_own_half_kills_the_child(tmp_path: Path
         sent = time.monotonic()
         assert proc.wait(timeout=30) == 130
         assert time.monotonic() - sent < 1.5
-        _wait("the split child outlived the interrupted run", lambda: not _running(child), 5)
+        _wait("the split child outlived the interrupted run", lambda: not process_running(child), 5)
     finally:
         _reap(proc, child)
 
@@ -153,7 +144,7 @@ def test_sigint_to_the_parent_waiting_for_its_child_exits_promptly(tmp_path: Pat
         sent = time.monotonic()
         assert proc.wait(timeout=60) == 130
         assert time.monotonic() - sent < 1.5
-        assert not _running(child)
+        assert not process_running(child)
     finally:
         _reap(proc, child)
 
@@ -167,7 +158,7 @@ def test_sigterm_during_a_split_leaves_no_orphan(tmp_path: Path) -> None:
         _wait("parent never waited for the child", lambda: _waiting_for_child(proc.pid))
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
-        _wait("the split child outlived its parent", lambda: not _running(child), 1.0)
+        _wait("the split child outlived its parent", lambda: not process_running(child), 1.0)
     finally:
         _reap(proc, child)
 
@@ -230,7 +221,7 @@ def test_path_swapped_for_a_fifo_between_open_and_fork_does_not_hang(tmp_path: P
             proc.kill()
             proc.wait(timeout=30)
         for pid in children:
-            if _running(pid):
+            if process_running(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
