@@ -75,7 +75,9 @@ def test_done_too_early_gets_the_failing_test_output_then_the_fix_passes(
     assert code == 0 and events[-1]["outcome_code"] == "success", err
     assert (tmp_path / "sum_to.py").read_text() == FIXED
     assert _harness(events) == [
-        ("verification_started", None),
+        ("verification_started", None),  # the task's test, run first (loop/task_observe.py)
+        ("verification_failed", 1),
+        ("verification_started", None),  # and when the model stops
         ("verification_failed", 1),
         ("verification_started", None),
         ("verification_passed", 0),
@@ -100,7 +102,7 @@ def test_the_rounds_are_bounded_and_a_run_that_never_acted_is_not_a_success(
         sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
     code, events, _err = _exec(tmp_path)
     failed = [h for h in _harness(events) if h[0] == "verification_failed"]
-    assert len(failed) == MAX_CHECK_ROUNDS
+    assert len(failed) == MAX_CHECK_ROUNDS + 1  # the first run, before the first request
     assert len(sse_server.requests) == MAX_CHECK_ROUNDS + 1
     assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
 
@@ -112,7 +114,13 @@ def test_a_passing_test_after_a_real_fix_costs_no_extra_request(
     _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path)
     assert code == 0 and events[-1]["outcome_code"] == "success", err
-    assert _harness(events) == [("verification_started", None), ("verification_passed", 0)]
+    assert _harness(events) == [
+        ("verification_started", None),  # run first: it fails, and the model is shown how
+        ("verification_failed", 1),
+        ("verification_started", None),
+        ("verification_passed", 0),
+    ]
+    assert "AssertionError: 3 != 6" in sse_server.requests[0].json()["messages"][-1]["content"]
     assert len(sse_server.requests) == 2
 
 
@@ -158,11 +166,13 @@ def test_a_check_a_rule_denies_is_not_run_and_the_model_is_not_told_to_fix_it(
     _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path)
     assert code == 0 and events[-1]["outcome_code"] == "success", err
-    (denied,) = [
+    denied = [
         e["item"] for e in events
         if e["type"] == "item.completed" and e["item"].get("event") == "verification_failed"
     ]  # fmt: skip
-    assert denied["error_category"] == "not_run" and "permission denied" in denied["message"]
+    assert len(denied) == 2  # the first run, and the check when the model stops
+    for d in denied:
+        assert d["error_category"] == "not_run" and "permission denied" in d["message"]
     assert len(sse_server.requests) == 2
 
 
@@ -173,7 +183,9 @@ def test_a_question_about_a_failing_test_is_answered_not_checked(
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("sum_to stops one short: range(1, n).")))
     code, events, err = _exec(tmp_path, "Why does `python3 -m unittest test_sum` fail?")
     assert code == 0 and events[-1]["outcome_code"] == "success", err
-    assert _harness(events) == [] and len(sse_server.requests) == 1
+    # Run once first, as a person asked "why does it fail" would; never as a check at the end.
+    assert _harness(events) == [("verification_started", None), ("verification_failed", 1)]
+    assert len(sse_server.requests) == 1
 
 
 def test_a_block_that_rewrites_a_file_the_task_protects_is_not_written(
@@ -222,13 +234,13 @@ def test_which_paths_a_task_says_not_to_change(
 
 
 def test_a_long_check_output_keeps_its_first_failure_and_its_summary() -> None:
-    from vtcode.loop.task_checks import _excerpt
+    from vtcode.loop.task_checks import excerpt
 
     output = "FAIL: test_minutes\n" + "x" * 5_000 + "\nFAILED (failures=1)\n"
-    shown = _excerpt(output)
+    shown = excerpt(output)
     assert shown.startswith("FAIL: test_minutes") and shown.endswith("FAILED (failures=1)\n")
     assert "[... 3540 characters left out ...]" in shown and len(shown) < 1_600
-    assert _excerpt("short\n") == "short\n"
+    assert excerpt("short\n") == "short\n"
 
 
 def test_a_test_runner_that_is_not_installed_costs_no_round(
@@ -241,9 +253,11 @@ def test_a_test_runner_that_is_not_installed_costs_no_round(
     _workspace(tmp_path, sse_server)
     _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path, "Fix sum_to.py so that `go test ./...` passes.")
-    (not_run,) = [
+    not_run = [
         e["item"] for e in events
         if e["type"] == "item.completed" and e["item"].get("event") == "verification_failed"
     ]  # fmt: skip
-    assert not_run["error_category"] == "not_run" and not_run["exit_code"] == 127
+    assert len(not_run) == 2  # the first run and the check: neither costs a round
+    for n in not_run:
+        assert n["error_category"] == "not_run" and n["exit_code"] == 127
     assert code == 0 and len(sse_server.requests) == 2, err

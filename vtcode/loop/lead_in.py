@@ -70,6 +70,8 @@ class LeadIn:
     shown: frozenset[str] = frozenset()  # the files shown whole in `files`
     written: set[str] = field(default_factory=set)  # files the run's blocks wrote
     refused: dict[str, str] = field(default_factory=dict)  # call id -> why it does not run
+    observed: list[str] = field(default_factory=list)  # outputs of the task's commands (shown)
+    expected: list[str] = field(default_factory=list)  # new files the task asks for
 
     def unseen_write(
         self, path: str, workspace: Path, content: str | None = None, task: str = ""
@@ -128,6 +130,7 @@ class LeadIn:
             if not shown and m.role == "user":
                 shown = True
                 files = self.files or "(no files)"
-                m = m.with_content(f"The folder holds these files:\n\n{files}\n\nTask: {m.content}")
+                text = "\n\n".join([f"Task: {m.content}", *self.observed])
+                m = m.with_content(f"The folder holds these files:\n\n{files}\n\n{text}")
             out.append(m)
         return out

@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CHECK_ROUNDS",
     "CheckResult",
+    "excerpt",
     "failure_message",
     "run_named_checks",
+    "run_task_command",
 ]
 
 MAX_CHECK_ROUNDS = 2
@@ -51,6 +53,7 @@ _NOT_RUN = frozenset(
 )
 _NO_SUCH_COMMAND = frozenset({126, 127})
 _PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
+VERIFICATION_STARTED = HarnessEventKind.VERIFICATION_STARTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +84,30 @@ def run_named_checks(self: Runner, task: str) -> CheckResult | None:
 
 
 def _run(self: Runner, command: str) -> CheckResult | None:
-    """The command's result; None when it was not run (a permission rule, a hook, the run's
-    cancel): that is no failure of the work, and the model is not told to fix it."""
-    rec = self.recorder
+    """The check's result (its output excerpted); None when it was not run."""
     attempt = self.watch.check_rounds
-    rec.harness(HarnessEventKind.VERIFICATION_STARTED, command=command, attempt=attempt,
-                message="the test command the task names, run before the run ends")  # fmt: skip
+    result = run_task_command(
+        self, command, call_id=f"check_{attempt}", attempt=attempt,
+        purpose="the test command the task names, run before the run ends",
+    )  # fmt: skip
+    return (
+        None if result is None else CheckResult(command, result.exit_code, excerpt(result.output))
+    )
+
+
+def run_task_command(
+    self: Runner, command: str, *, call_id: str, attempt: int, purpose: str
+) -> CheckResult | None:
+    """Run a command the task names through the run's executor, recorded as a verification;
+    its whole shown output, or None when it was not run (a permission rule, a hook, the run's
+    cancel, a runner not installed): that is no failure of the work, and the model is not told
+    to fix it."""
+    rec = self.recorder
+    rec.harness(VERIFICATION_STARTED, command=command, attempt=attempt, message=purpose)
     # Waits for the exit (the tool's default returns after 1 s with the command still running).
     wait_ms = CHECK_TIMEOUT_SECS * 1000
     arguments = {"command": command, "timeout": CHECK_TIMEOUT_SECS, "yield_time_ms": wait_ms}
-    call = ToolCall(id=f"check_{attempt}", name=_EXEC, arguments=json.dumps(arguments))
+    call = ToolCall(id=call_id, name=_EXEC, arguments=json.dumps(arguments))
     started = time.monotonic()
     out = self.tools.execute(call, arguments, self.cancel)
     ms = int((time.monotonic() - started) * 1000)
@@ -99,23 +116,22 @@ def _run(self: Runner, command: str) -> CheckResult | None:
     if out.outcome in _NOT_RUN or out.exit_code in _NO_SUCH_COMMAND:
         rec.harness(_FAILED, command=command, exit_code=out.exit_code, attempt=attempt,
                     duration_ms=ms, error_category="not_run",
-                    message=_excerpt(out.output))  # fmt: skip
+                    message=excerpt(out.output))  # fmt: skip
         return None
-    result = CheckResult(command, out.exit_code, _excerpt(out.output))
+    result = CheckResult(command, out.exit_code, out.output)
     kind = _PASSED if result.passed else _FAILED
     rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
-                message=None if result.passed else result.output)  # fmt: skip
+                message=None if result.passed else excerpt(result.output))  # fmt: skip
     return result
 
 
-def _excerpt(output: str) -> str:
+def excerpt(output: str, head: int = _OUTPUT_HEAD_CHARS, tail: int = _OUTPUT_TAIL_CHARS) -> str:
     """The output's head and tail: a 1,500-character tail alone began mid-traceback, without
     the name of the failing test (qwen1.5b's failing-test run, 2026-12-06)."""
-    if len(output) <= _OUTPUT_HEAD_CHARS + _OUTPUT_TAIL_CHARS:
+    if len(output) <= head + tail:
         return output
-    cut = len(output) - _OUTPUT_HEAD_CHARS - _OUTPUT_TAIL_CHARS
-    head, tail = output[:_OUTPUT_HEAD_CHARS], output[-_OUTPUT_TAIL_CHARS:]
-    return f"{head}\n[... {cut} characters left out ...]\n{tail}"
+    cut = len(output) - head - tail
+    return f"{output[:head]}\n[... {cut} characters left out ...]\n{output[-tail:]}"
 
 
 def failure_message(result: CheckResult, nothing_done: bool) -> str:

@@ -1,5 +1,6 @@
 """What the task's own words say, for the compact harness: whether it only asks a question,
-which test command it names, and which files it says not to change.
+which test command it names, which commands it says to run, which new files it asks for, and
+which files it says not to change.
 
 Each rule reads the user's task text, never the model's output, and each errs on the side of
 doing nothing new: a task that is not plainly a question is treated as work, only known test
@@ -11,7 +12,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["asks_only_a_question", "forbidden_paths", "is_forbidden", "named_test_commands"]
+__all__ = [
+    "asks_only_a_question",
+    "commands_to_observe",
+    "files_to_create",
+    "forbidden_paths",
+    "is_forbidden",
+    "named_test_commands",
+]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
 _WORK_VERBS = (
@@ -32,6 +40,37 @@ _TEST_RUNNER = re.compile(
     r"(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+test\b|make\s+(?:test|check)\b)"
 )
 _NEGATED = re.compile(r"\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+# A span that starts a program: an interpreter or build tool, or a script of the folder, maybe
+# after variable assignments (`BUILD_MODE=release python3 build.py`). `x = 1`, `to_roman(4)` and
+# `--shout` are not commands.
+_COMMAND = re.compile(
+    r"^(?:[A-Za-z_]\w{0,40}=\S{0,100}\s+){0,4}"
+    r"(?:\./[\w.\-/]{1,100}|(?:python3?|bash|sh|node|npm|pnpm|yarn|npx|go|cargo|make|pytest|"
+    r"ruby|perl|php|deno|bun|dotnet|mvn|gradle)|[\w\-]{1,60}\.(?:py|sh|js|rb|pl))(?:\s|$)"
+)
+# The task orders the span run ("Run `x`", "by running `x`", "Run them with `x`") or says it
+# fails now ("`x` fails with an import error").
+_RUN_ORDER = re.compile(r"\b(?:run|running|execute|executing)\b", re.IGNORECASE)
+_FAILS_NOW = re.compile(r"\s*(?:fails?|failed|is\s+failing|crashes|errors\s+out)\b", re.I)
+# ... but not later or on a condition ("Afterwards `x` must work", "if it fails, run `y`").
+_DEFERRED = re.compile(
+    r"\b(?:after|afterwards?|then|once|when|whenever|if|unless|until|finally|later|still)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_START = re.compile(r"(?:[.!?;]\s|\n)")
+_MAX_SPANS = 40
+# A new file the task asks for: "into a new file answer.txt", "Create a file named hello.txt",
+# "Create a Python script fizzbuzz.py", "Write a bash script count_lines.sh", "must produce
+# out/version.txt". A name needs an extension ("Create a list" names nothing).
+_NEW_FILE = re.compile(
+    r"\b(?:(?:into|to|in|as)\s+a\s+new\s+(?:file|module|script)(?:\s+(?:named|called))?"
+    r"|create\s+(?:(?:a|an|the)\s+)?(?:new\s+)?(?:(?:[\w\-]+\s+){0,2}(?:file|script|module|"
+    r"program)\s+(?:named\s+|called\s+)?)?"
+    r"|write\s+(?:a|an)\s+(?:[\w\-]+\s+){0,2}(?:file|script|module|program)\s+(?:named\s+|called\s+)?"
+    r"|(?:must|should|will|to)\s+produce)"
+    r"\s*`?(?P<name>[\w\-]{1,100}(?:/[\w\-]{1,100}){0,8}\.\w{1,10})\b`?",
+    re.IGNORECASE,
+)
 
 # "Do not change test_sum.py", "do not edit build.py, VERSION or the files in src/": the clause
 # runs to the sentence's end (a "." before a space or the end; a file name's dot is no end).
@@ -69,6 +108,52 @@ def named_test_commands(task: str) -> list[str]:
         if _TEST_RUNNER.match(command) and not _NEGATED.search(before) and command not in found:
             found.append(command)
     return found[:2]
+
+
+def commands_to_observe(task: str) -> list[str]:
+    """The commands in backticks the task orders run now, or says fail now, in order, each
+    once, at most two: what a person runs first to see the problem ("Run `python3 job.py`",
+    "`python3 app.py` fails with an import error", "Fix it so that `python3 -m unittest t`
+    passes"). None the task forbids, defers or makes conditional ("do not run `make deploy`",
+    "Afterwards `python3 main.py` must still work", "if it fails, run `git reset`")."""
+    found: list[str] = []
+    for n, m in enumerate(_SPAN.finditer(task)):
+        command = m.group(1).strip()
+        if n >= _MAX_SPANS or len(found) == 2:
+            break
+        if command in found or not _COMMAND.match(command):
+            continue
+        before = task[max(0, m.start() - 300) : m.start()]
+        starts = [c.end() for c in _CLAUSE_START.finditer(before)]
+        clause = before[starts[-1] :] if starts else before
+        if _NEGATED.search(before[-40:]) or _DEFERRED.search(clause):
+            continue
+        ordered = _RUN_ORDER.search(clause) is not None
+        if ordered or _FAILS_NOW.match(task, m.end()) or _TEST_RUNNER.match(command):
+            found.append(command)
+    return found
+
+
+def files_to_create(task: str, workspace: Path) -> list[str]:
+    """The new files the task asks for that `workspace` does not hold yet, in order, each once
+    (at most eight): a run that ends without them has not done the task ("write the code into
+    a new file answer.txt", answered with the code as text: qwen0.5b, log-needle, 2026-12-06).
+    None the task says not to create."""
+    found: list[str] = []
+    for m in _NEW_FILE.finditer(task):
+        name = m.group("name")
+        if _NEGATED.search(task[max(0, m.start() - 40) : m.start()]) or name in found:
+            continue
+        if (
+            ".." in name.split("/")
+            or (workspace / name).exists()
+            or (workspace / name).is_symlink()
+        ):
+            continue
+        found.append(name)
+        if len(found) == 8:
+            break
+    return found
 
 
 def forbidden_paths(task: str, workspace: Path) -> set[str]:

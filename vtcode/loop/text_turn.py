@@ -52,6 +52,7 @@ __all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls"]
 CALL_IN_TEXT = "tool_call_in_text"
 NO_ACTION = "no_action"
 CHECK_FAILED = "check_failed"  # the task's named test command failed (loop/task_checks.py)
+MISSING_FILE = "missing_file"  # a new file the task asks for is not there (loop/task_observe.py)
 _MAX_LISTED_TOOLS = 24
 _TOOL_NUDGE = (
     "You have not used any tool yet, so nothing in the workspace has changed. If the task asks "
@@ -61,7 +62,7 @@ _TOOL_NUDGE = (
 _BLOCK_NUDGE = (  # a compact run: the form its example taught (loop/file_blocks.py)
     "Nothing has been written or run yet, so nothing in the folder has changed. Write each file "
     "the task needs as its path on a line by itself, then its whole new content in a fenced "
-    "code block."
+    "code block. To run a command, write it in a ```sh block."
 )
 _CLAIM = re.compile(
     r"\b(done|fixed|finished|complete[ds]?|created|updated|changed|wrote|written|saved|added|"
@@ -188,7 +189,11 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         if failed is not None:
             _nudge(self, CHECK_FAILED, failure_message(failed, nothing_done=not done))
             return True
-    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT, CHECK_FAILED}:
+    missing = _missing_files(self)
+    if missing and MISSING_FILE not in self.nudged and self.limit_outcome() is None:
+        _nudge(self, MISSING_FILE, _missing_nudge(missing))
+        return True
+    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT, CHECK_FAILED, MISSING_FILE}:
         # Told to act, it never did (or every call it made failed): whatever it now says
         # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was
         # done or checked.
@@ -211,6 +216,23 @@ def end_or_nudge(self: Runner, content: str) -> bool:
     return True
 
 
+def _missing_files(self: Runner) -> list[str]:
+    """The new files the task asks for (noted at the start) that are still not there."""
+    if self.lead_in is None or self.workspace is None:
+        return []
+    root = self.workspace
+    return [n for n in self.lead_in.expected if not (root / n).exists()]
+
+
+def _missing_nudge(names: list[str]) -> str:
+    listed = ", ".join(names)
+    return (
+        f"The task asks for {listed}, and the folder has no {listed} yet. Write "
+        f"{'it' if len(names) == 1 else 'each'}: the path on a line by itself, then the whole "
+        "content in a fenced code block."
+    )
+
+
 def _announces_action(text: str) -> bool:
     """The reply says what it is about to do ("Let me read the file:") and stops there."""
     tail = text.strip()[-400:].lower()
@@ -219,17 +241,28 @@ def _announces_action(text: str) -> bool:
 
 def _did_nothing(self: Runner, text: str) -> bool:
     """A compact run's answer, before anything changed, that shows it meant to act: a short
-    claim of work done, code in a block with no path before it (nothing was written), or the
-    task's own words back. qwen0.5b in the public suite (vtcode eval, 2026-12-06): protected-test
-    answered with the fixed function in a ```python block, failing-test with the task's text;
-    both runs were a success with nothing done. A task that only asks a question ("How do I
-    read a file in Go?") is answered in text, code blocks included: never nudged."""
+    claim of work done, code in a block with no path before it (nothing was written), the
+    tools' results or the task's own words back. qwen0.5b in the public suite (vtcode eval,
+    2026-12-06): protected-test answered with the fixed function in a ```python block,
+    failing-test with the task's text; both runs were a success with nothing done. A task
+    that only asks a question ("How do I read a file in Go?") is answered in text, code
+    blocks included: never nudged."""
     task = _task(self).strip()
     if asks_only_a_question(task):
         return False
-    if _short_claim(text) or "```" in text:
+    if _short_claim(text) or "```" in text or _echoes_tool_output(self, text):
         return True
     return len(task[:200]) >= 20 and task[:200] in text
+
+
+def _echoes_tool_output(self: Runner, text: str) -> bool:
+    """The answer repeats what the tools said: `<tool_response>` tags (the chat template's own
+    wrapping), or a tool result word for word. qwen0.5b, fix-import (2026-12-07): a write that
+    changed nothing and a refused one, then the two results back in tags, was a success."""
+    if "<tool_response>" in text:
+        return True
+    said = [m.content.strip() for m in self.history if m.role == "tool"]
+    return any(len(r) >= 20 and r in text for r in said)
 
 
 def _task(self: Runner) -> str:

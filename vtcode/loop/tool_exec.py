@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from vtcode.events.enums import ToolCallStatus, ToolOutcome
@@ -35,7 +36,7 @@ class CatalogView(Protocol):
 
     def complete(self, name: str, arguments: Any) -> Any: ...
 
-    def show(self, name: str, output: str) -> str: ...
+    def show(self, name: str, output: str, spool: Path | None = None) -> str: ...
 
 
 # tool name -> why a tool missing from the catalog cannot run (e.g. its MCP server is down)
@@ -165,7 +166,9 @@ class RegistryToolExecutor(ToolExecutor):
             )
         else:
             ok = result.success
-            shown = result.output if self.view is None else self.view.show(call.name, result.output)
+            spool = None if result.spool_path is None else self.ctx.workspace / result.spool_path
+            view = self.view
+            shown = result.output if view is None else view.show(call.name, result.output, spool)
             out = ToolRunOutcome(
                 output=shown,
                 status=ToolCallStatus.COMPLETED if ok else ToolCallStatus.FAILED,

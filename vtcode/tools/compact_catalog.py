@@ -19,15 +19,20 @@ given the record copies it back as its next answer (bench, fix-off-by-one, 2026-
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from vtcode.messages import ToolSpec
+from vtcode.tools.salient import salient_lines
 
 __all__ = ["COMPACT_TOOLS", "COMPACT_YIELD_MS", "CompactCatalog"]
 
 # How long a compact exec_command waits for its command before returning (the tool's maximum is
 # 300 s; a command still running then returns what it printed so far, as in the full catalog).
 COMPACT_YIELD_MS = 120_000
+# A cut output's tail as a compact model reads it: the preview's 6 KiB of a long log is ~1,500
+# tokens of lines that are not the point; the lines that report errors are added apart.
+COMPACT_TAIL_CHARS = 2000
 
 _STRING = {"type": "string", "minLength": 1}
 # The arguments the read-only tools take (their full schemas'); any other key a small model adds
@@ -93,8 +98,10 @@ class CompactCatalog:
             args["yield_time_ms"] = COMPACT_YIELD_MS
         return args
 
-    def show(self, name: str, output: str) -> str:
-        """A tool's result as the model reads it: exec_command's record as plain text."""
+    def show(self, name: str, output: str, spool: Path | None = None) -> str:
+        """A tool's result as the model reads it: exec_command's record as plain text. A cut
+        output keeps its last `COMPACT_TAIL_CHARS` and gains the lines of the full output
+        (`spool`) that report an error (`tools/salient.py`)."""
         if name != "exec_command":
             return output
         try:
@@ -105,7 +112,30 @@ class CompactCatalog:
             return output
         text = record["output"].rstrip("\n")
         if record.get("output_truncated"):
+            text = _tail(text)
             text += f"\n[output cut: {record.get('total_output_bytes')} bytes in all]"
+            text += _salient(spool, text)
         if record.get("is_exited") is False:
             return f"{text}\n[still running after {COMPACT_YIELD_MS // 1000} s]"
         return f"{text}\n[exit code {record.get('exit_code')}]".lstrip("\n")
+
+
+def _tail(text: str) -> str:
+    """The last `COMPACT_TAIL_CHARS` of a cut output, from a line's start."""
+    if len(text) <= COMPACT_TAIL_CHARS:
+        return text
+    cut = text[-COMPACT_TAIL_CHARS:]
+    newline = cut.find("\n")
+    return "[...]\n" + (cut[newline + 1 :] if 0 <= newline < len(cut) - 1 else cut)
+
+
+def _salient(spool: Path | None, shown: str) -> str:
+    """The lines of the whole output that report an error and are not in `shown`."""
+    if spool is None:
+        return ""
+    found = salient_lines(spool, shown=shown)
+    if not found.lines:
+        return ""
+    listed = "\n".join(found.lines)
+    more = f" ({found.total} in all; the first shown)" if found.total > len(found.lines) else ""
+    return f"\n[lines of the whole output that report an error{more}:]\n{listed}"

@@ -1,0 +1,312 @@
+"""A compact run's first step: the commands its task says to run, and the files it asks for
+(loop/task_observe.py, tools/salient.py; docs/harness.md "Small models").
+
+Through the real CLI against a llama.cpp-shaped server: the command runs in vtcode's own
+executor before the first request (recorded as verification items), its output (with the
+error lines of a long one) is in that request after the task, and a run that stops before a
+new file the task asks for exists is told so once. The commands are real processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.loop.test_text_tool_calls_cli import _config, chat_sse
+from vtcode.loop.task_text import commands_to_observe, files_to_create
+from vtcode.tools.salient import salient_lines
+
+F = "```"
+# A long log with one ERROR line in its middle, and decoys a lower-case match would count.
+JOB = """\
+import sys
+for i in range(20000):
+    if i == 9000:
+        print(f"t{i} ERROR worker-3 job {i} failed: checksum mismatch, code E4821")
+    elif i % 7 == 0:
+        print(f"t{i} INFO no error in batch {i}; errors=0")
+    else:
+        print(f"t{i} INFO job {i} ok")
+"""
+TASK = (
+    "Run `python3 job.py`. Exactly one of its lines has the level ERROR and ends with a code. "
+    "Write that code into a new file answer.txt."
+)
+
+
+def _exec(tmp_path: Path, task: str = TASK, *extra: str) -> tuple[int, list[dict[str, Any]], str]:
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *extra, task],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    return proc.returncode, raw_events(proc.stdout), proc.stderr
+
+
+def _workspace(tmp_path: Path, server: SSEServer, model: str = "qwen0.5b", extra: str = "") -> None:
+    _config(tmp_path, server, model, extra)
+    (tmp_path / "job.py").write_text(JOB)
+
+
+def _reply(server: SSEServer, *texts: str) -> None:
+    for text in texts:
+        server.queue(ScriptedReply.sse_bytes(chat_sse(text)))
+
+
+def _harness(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["item"] for e in events
+            if e["type"] == "item.completed" and e["item"]["type"] == "harness"]  # fmt: skip
+
+
+def _first_task_message(server: SSEServer) -> str:
+    """The first request's last message: the files, the task and what the harness observed."""
+    content = server.requests[0].json()["messages"][-1]["content"]
+    assert isinstance(content, str)
+    return content
+
+
+def test_the_command_the_task_says_to_run_is_run_first_and_its_error_line_shown(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    """qwen0.5b, log-needle (2026-12-06): it answered the prompt's own example code as text,
+    having run nothing. Now the first request holds the command's output, and of a long one
+    the lines that report an error, which the output's tail does not."""
+    _workspace(tmp_path, sse_server)
+    _reply(sse_server, f"answer.txt\n{F}\nE4821\n{F}", "Done.")
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert (tmp_path / "answer.txt").read_text() == "E4821\n"
+    told = _first_task_message(sse_server)
+    head, _, observed = told.partition("Output of `python3 job.py`, run before you started:")
+    assert head.rstrip().endswith(TASK) and observed, told
+    assert "t9000 ERROR worker-3 job 9000 failed: checksum mismatch, code E4821" in observed
+    assert "t19998 INFO job 19998 ok" in observed  # the tail
+    assert "no error in batch" not in observed.split("report an error")[1]  # no decoy counted
+    assert "[exit code 0]" in observed and len(observed) < 5_000
+    # The observation is recorded before the first turn, through the executor.
+    started = next(i for i, e in enumerate(events) if e["type"] == "turn.started")
+    kinds = [(e["item"]["event"], e["item"].get("command")) for e in events[:started]
+             if e["type"] == "item.completed"]  # fmt: skip
+    assert kinds == [
+        ("verification_started", "python3 job.py"),
+        ("verification_passed", "python3 job.py"),
+    ]
+    masked = re.sub(r'"duration_ms": \d+', '"duration_ms": "<ms>"',
+                    json.dumps(canonical_snapshot(tmp_path)))  # fmt: skip
+    assert json.loads(masked) == snapshot_json
+
+
+def test_a_failing_command_the_task_names_is_shown_with_its_traceback(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """fix-import's form: "`python3 app.py` fails with an import error"."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "app.py").write_text("from helpers import slugify\nprint(slugify('A b'))\n")
+    _reply(sse_server, "Done.", "Done.")
+    code, events, _err = _exec(tmp_path, "`python3 app.py` fails with an import error. Fix it.")
+    observed = _first_task_message(sse_server).split("run before you started:")[1]
+    assert "ModuleNotFoundError: No module named 'helpers'" in observed
+    assert "[exit code 1]" in observed
+    failed = [h for h in _harness(events) if h["event"] == "verification_failed"]
+    assert failed and failed[0]["exit_code"] == 1
+    # "Done." with nothing changed is still nudged, then never a success.
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Do not run `python3 job.py`; write 1 into a new file answer.txt.",
+        "Write 1 into a new file answer.txt. Afterwards `python3 job.py` must still work.",
+        "If it breaks, run `python3 job.py`. Write 1 into a new file answer.txt.",
+    ],
+)
+def test_a_command_the_task_forbids_defers_or_conditions_is_not_run(
+    tmp_path: Path, sse_server: SSEServer, task: str
+) -> None:
+    _workspace(tmp_path, sse_server)
+    (tmp_path / "job.py").write_text("open('ran', 'w').write('yes')\n")
+    _reply(sse_server, f"answer.txt\n{F}\n1\n{F}", "Done.")
+    code, events, err = _exec(tmp_path, task)
+    assert code == 0, err
+    assert not (tmp_path / "ran").exists()
+    assert "run before you started" not in _first_task_message(sse_server)
+    assert [h for h in _harness(events) if h["event"].startswith("verification")] == []
+
+
+def test_a_command_a_rule_denies_is_not_run_and_not_shown(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The first step goes through the run's permission rules like a model's call."""
+    _workspace(tmp_path, sse_server, extra='[permissions]\ndeny = ["exec_command(python3 *)"]')
+    _reply(sse_server, f"answer.txt\n{F}\nE4821\n{F}", "Done.")
+    code, events, err = _exec(tmp_path)
+    assert code == 0, err
+    assert "run before you started" not in _first_task_message(sse_server)
+    (denied,) = [h for h in _harness(events) if h["event"] == "verification_failed"]
+    assert denied["error_category"] == "not_run" and "permission denied" in denied["message"]
+
+
+def test_a_full_profile_run_observes_nothing(tmp_path: Path, sse_server: SSEServer) -> None:
+    """Only the compact harness runs the task's commands first; a larger model decides."""
+    _workspace(tmp_path, sse_server, model="qwen2.5-coder-7b")
+    (tmp_path / "job.py").write_text("open('ran', 'w').write('yes')\n")
+    _reply(sse_server, "The code is E4821.")
+    code, events, err = _exec(tmp_path)
+    assert code == 0, err
+    assert not (tmp_path / "ran").exists() and _harness(events) == []
+
+
+def test_an_answer_without_the_file_the_task_asks_for_is_told_once(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The code as text, not in answer.txt: one nudge naming the file; then the file."""
+    _workspace(tmp_path, sse_server)
+    _reply(sse_server, "E4821", f"answer.txt\n{F}\nE4821\n{F}", "Done.")
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    (nudge,) = [h for h in _harness(events) if h["event"] == "continuation_started"]
+    assert nudge["error_category"] == "missing_file"
+    assert nudge["message"].startswith("The task asks for answer.txt, and the folder has no")
+    assert sse_server.requests[1].json()["messages"][-1]["content"] == nudge["message"]
+    assert (tmp_path / "answer.txt").read_text() == "E4821\n"
+
+
+def test_a_run_that_still_lacks_the_file_after_being_told_is_not_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _workspace(tmp_path, sse_server)
+    _reply(sse_server, "E4821", "The code is E4821.")
+    code, events, _err = _exec(tmp_path)
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
+    assert len(sse_server.requests) == 2 and not (tmp_path / "answer.txt").exists()
+
+
+def test_an_answer_that_echoes_the_tool_results_is_not_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, fix-import (2026-12-07): a write that changed nothing, then the tool's result
+    back in `<tool_response>` tags as its answer, was reported as success."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "app.py").write_text("print(1)\n")
+    echo = "<tool_response>\nunchanged: app.py already holds exactly this content\n</tool_response>"
+    _reply(sse_server, f"app.py\n{F}\nprint(1)\n{F}", echo, echo)
+    code, events, _err = _exec(tmp_path, "Make app.py print 2 instead of 1.")
+    nudges = [h["error_category"] for h in _harness(events) if h["event"] == "continuation_started"]
+    assert nudges == ["no_action"]
+    assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
+
+
+@pytest.mark.parametrize(
+    ("task", "commands"),
+    [
+        ("Run `python3 job.py`. Then write the code.", ["python3 job.py"]),
+        ("Build it by running `python3 build.py`.", ["python3 build.py"]),
+        (
+            "Run them with `python3 -m unittest test_duration`, fix it.",
+            ["python3 -m unittest test_duration"],
+        ),
+        ("`python3 app.py` fails with an import error.", ["python3 app.py"]),
+        ("Fix it so that `python3 -m unittest test_sum` passes.", ["python3 -m unittest test_sum"]),
+        ("Run `BUILD_MODE=release python3 build.py`.", ["BUILD_MODE=release python3 build.py"]),
+        ("Run `./configure` and `make` and `npm test` and `go test`.", ["./configure", "make"]),
+        # not commands: code, options, output
+        ("Run `x = 1` and `to_roman(4)` and `--shout`.", []),
+        ("`python3 greet.py Ann` prints Hello, Ann!", []),  # what it should print: not now
+        # forbidden, deferred, conditional
+        ("Do not run `make deploy`.", []),
+        ("Never execute `rm -rf build`.", []),
+        ("Afterwards `python3 main.py` and `python3 -m unittest t` must still work.", []),
+        ("Fix it, then run `python3 check.py`.", []),
+        ("If the build fails, run `git reset --hard`.", []),
+        ("When you are done, run `make publish`.", []),
+        ("Once fixed, `pytest` must pass.", []),
+        ("Run `python3 a.py`. Fix b.py; afterwards run `python3 b.py`.", ["python3 a.py"]),
+        ("`python3 a.py` and `python3 a.py` fail.", ["python3 a.py"]),
+        ("no backticks: run python3 job.py", []),
+    ],
+)
+def test_which_commands_a_task_says_to_run_now(task: str, commands: list[str]) -> None:
+    assert commands_to_observe(task) == commands
+
+
+@pytest.mark.parametrize(
+    ("task", "files"),
+    [
+        ("Write the number into a new file answer.txt (only the number).", ["answer.txt"]),
+        ("Create a file named hello.txt containing Hi.", ["hello.txt"]),
+        ("Create a Python script fizzbuzz.py that prints.", ["fizzbuzz.py"]),
+        ("Create roman.py with a function to_roman(n).", ["roman.py"]),
+        ("Write a bash script count_lines.sh that counts.", ["count_lines.sh"]),
+        ("Move them into a new module rows.py.", ["rows.py"]),
+        ("The build must produce out/version.txt.", ["out/version.txt"]),
+        ("Save it to a new file `out dir.txt`.", []),  # a name with a space is not read
+        ("Create app.py again.", []),  # exists already: nothing to wait for
+        ("Do not create notes.txt.", []),
+        ("Fix the import; do not create new files.", []),
+        ("Create a list of names.", []),  # no file name
+        ("Write it into a new file ../escape.txt.", []),
+    ],
+)
+def test_which_new_files_a_task_asks_for(tmp_path: Path, task: str, files: list[str]) -> None:
+    (tmp_path / "app.py").write_text("x\n")
+    assert files_to_create(task, tmp_path) == files
+
+
+def test_error_lines_are_the_strong_markers_only(tmp_path: Path) -> None:
+    log = tmp_path / "out.txt"
+    lines = [
+        "INFO job ok (errors=0)", "INFO no error in batch 3", "warning: deprecated",
+        "2026 ERROR job 9 failed: code E1", "Traceback (most recent call last):",
+        "ValueError: bad value", "error: could not compile `x`", "FAILED (failures=1)",
+        "ERRORS", "FAILURE", "ok: FATAL is a word here FATAL",
+    ]  # fmt: skip
+    log.write_text("\n".join(lines) + "\n")
+    found = salient_lines(log)
+    assert found.lines == (
+        "2026 ERROR job 9 failed: code E1", "Traceback (most recent call last):",
+        "ValueError: bad value", "error: could not compile `x`", "FAILED (failures=1)",
+        "ok: FATAL is a word here FATAL",
+    )  # fmt: skip
+    assert found.total == 6
+    assert salient_lines(log, shown="ValueError: bad value\n", limit=2).lines == (
+        "2026 ERROR job 9 failed: code E1", "Traceback (most recent call last):",
+    )  # fmt: skip
+    long = tmp_path / "long.txt"
+    long.write_text("ERROR " + "x" * 5_000 + "\n")
+    (line,) = salient_lines(long).lines
+    assert len(line) < 220 and line.endswith(" [...]")
+
+
+def test_error_lines_are_never_read_through_a_link_or_from_a_fifo(tmp_path: Path) -> None:
+    """The spool is in the workspace, where a command could replace it."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ERROR secret\n")
+    (tmp_path / "link.txt").symlink_to(secret)
+    assert salient_lines(tmp_path / "link.txt").lines == ()
+    os.mkfifo(tmp_path / "fifo")  # never opened for a blocking read: this returns at once
+    assert salient_lines(tmp_path / "fifo").lines == ()
+    assert salient_lines(tmp_path / "missing").lines == ()
+
+
+def test_error_lines_of_a_huge_output_are_read_in_bounded_time(tmp_path: Path) -> None:
+    """A 40 MiB single line and a million marked lines: linear, and the scan stops at its cap."""
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom vtcode.tools.salient import salient_lines\n"
+        "p = Path(sys.argv[1])\np.write_bytes(b'E' * (40 << 20))\nsalient_lines(p)\n"
+        "p.write_bytes(b'ERROR x\\n' * 1_000_000)\nf = salient_lines(p)\n"
+        "assert len(f.lines) == 1 and f.total == 1_000_000, f\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "big")], timeout=60,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr

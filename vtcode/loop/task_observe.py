@@ -1,0 +1,60 @@
+"""A compact run's first step: run what the task says to run, and note the files it asks for.
+
+A person given "Run `python3 job.py` ... write the ERROR line's code into a new file
+answer.txt" runs the command first and reads what it prints. qwen0.5b answered "E1234" (the
+prompt's own example) as text, ran nothing and wrote nothing (public suite, log-needle,
+2026-12-06); on "Build the project by running `python3 build.py`" and "`python3 -m unittest t`
+fails" it answered "Done.". So before a compact run's first request the harness runs the
+commands the task orders run now or says fail now (`task_text.commands_to_observe`: at most
+two, never one the task forbids, defers or makes conditional), through the run's own executor
+(the same sandbox, permission rules and hooks as a model's call), and the first request shows
+each one's output after the task (`LeadIn.observed`). Each run is recorded as a
+`verification_started` item, then `verification_passed` or `verification_failed`.
+
+The new files the task asks for ("into a new file answer.txt") that the folder lacks at the
+start are noted (`LeadIn.expected`): a run whose model stops before they exist gets one nudge
+naming them (`text_turn.end_or_nudge`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vtcode.loop.task_checks import excerpt, run_task_command
+from vtcode.loop.task_text import commands_to_observe, files_to_create
+
+if TYPE_CHECKING:
+    from vtcode.loop.runner import Runner
+
+__all__ = ["observe_task"]
+
+# What an observed command's output may cost in the first request: a failing test's first
+# traceback and its summary, or a long log's tail and its error lines (tools/compact_catalog.py).
+_HEAD_CHARS = 1500
+_TAIL_CHARS = 2500
+_EXEC = "exec_command"
+
+
+def observe_task(self: Runner, task: str) -> None:
+    """Run the commands the task says to run now and note the new files it asks for, once, at
+    a compact headless run's start (a fresh session: the task is its first message)."""
+    lead = self.lead_in
+    if lead is None or self.chat is not None or self.workspace is None:
+        return
+    lead.expected[:] = files_to_create(task, self.workspace)
+    if not any(spec.name == _EXEC for spec in self.tools.catalog()):
+        return
+    for n, command in enumerate(commands_to_observe(task)):
+        result = run_task_command(
+            self, command, call_id=f"observe_{n}", attempt=0,
+            purpose="a command the task says to run, run before the first request",
+        )  # fmt: skip
+        if result is None:
+            continue
+        shown = excerpt(result.output.strip(), _HEAD_CHARS, _TAIL_CHARS)
+        fence = "```"
+        while fence in shown:  # the output's own fences never close the block early
+            fence += "`"
+        lead.observed.append(
+            f"Output of `{command}`, run before you started:\n{fence}\n{shown}\n{fence}"
+        )
