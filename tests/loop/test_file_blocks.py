@@ -447,13 +447,14 @@ def test_the_examples_own_files_copied_word_for_word_are_not_written(
     and with nothing else done the run is not a success. The same names with other content,
     or files that are really there, are the task's own."""
     _config(tmp_path, sse_server, "qwen0.5b")
-    copied = f"greeting.txt\n{F}\nHelo, world\n{F}\n\ncount.txt\n{F}\n2\n{F}"
+    # and an empty greeting.txt (qwen0.5b, edit-big-file, 2026-12-07)
+    copied = f"greeting.txt\n{F}\nHelo, world\n{F}\n\ncount.txt\n{F}\n2\n{F}\n\nhello.txt\n{F}\n{F}"
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(copied)))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
     code, events, _err = _run(tmp_path)
     outputs = [o["output"] for o in _items(events, "tool_output")]
-    assert len(outputs) == 2 and all("is the example's file" in o for o in outputs)
+    assert len(outputs) == 3 and all("is the example's file" in o for o in outputs)
     assert not (tmp_path / "greeting.txt").exists() and not (tmp_path / "count.txt").exists()
     assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vtcode.loop.excerpts import Excerpt, render, splice
 from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.messages import Message
 
@@ -72,9 +73,40 @@ class LeadIn:
     refused: dict[str, str] = field(default_factory=dict)  # call id -> why it does not run
     observed: list[str] = field(default_factory=list)  # outputs of the task's commands (shown)
     expected: list[str] = field(default_factory=list)  # new files the task asks for
+    unseen: tuple[str, ...] = ()  # files too big to show whole
+    read: Callable[[str], str | None] | None = None  # a whole file, through read_file's checks
+    excerpts: list[Excerpt] = field(default_factory=list)  # their lines the task is about
+
+    def over_excerpt(self, path: str, content: str) -> str | None:
+        """The whole new text of a file shown only in excerpts, with `content` (a block)
+        written over the excerpt it rewrites (`loop/excerpts.py`); None when it fits none."""
+        rel = os.path.normpath(path)
+        if self.read is None or rel in self.shown or rel in self.written:
+            return None
+        if not any(e.path == rel for e in self.excerpts):
+            return None
+        current = self.read(rel)
+        new = None if current is None else splice(self.excerpts, rel, current, content)
+        if new is None:
+            return None
+        # The file now holds the block's lines where the excerpt was: a later block is read
+        # against them.
+        lines = new.split("\n")
+        for i, e in enumerate(self.excerpts):
+            if e.path == rel:
+                self.excerpts[i] = Excerpt(
+                    rel, e.start, tuple(lines[e.start : e.start + len(e.lines)]), e.total
+                )
+        return new
 
     def unseen_write(
-        self, path: str, workspace: Path, content: str | None = None, task: str = ""
+        self,
+        path: str,
+        workspace: Path,
+        content: str | None = None,
+        task: str = "",
+        *,
+        over_excerpt: bool = False,
     ) -> str | None:
         """Why a block may not write `path` (None: it may): an existing file the model was
         never shown whole nor wrote itself, or the example's own file.
@@ -92,12 +124,16 @@ class LeadIn:
                 f"not written: the task says not to change {path}. Change only the files the "
                 "task asks you to change."
             )
-        if rel in self.shown or rel in self.written:
+        if rel in self.shown or rel in self.written or over_excerpt:
             return None
         try:
             st = (workspace / rel).lstat()
         except OSError:  # nothing there (or unreachable: the tool says why)
-            copied = content is not None and content in _EXAMPLE_FILES.get(rel, ())
+            # An empty one too: qwen0.5b, edit-big-file (2026-12-07), wrote an empty
+            # greeting.txt, then "Done.".
+            examples = _EXAMPLE_FILES.get(rel, ())
+            copied = content is not None and (content in examples or not content.strip())
+            copied = copied and bool(examples)
             if copied and rel not in task:
                 return (
                     f"not written: {path} with that content is the example's file, not part "
@@ -113,6 +149,11 @@ class LeadIn:
             "writing it whole would replace what you have not seen. Change it with a command "
             f"in a ```sh block (for example: sed -i 's/OLD/NEW/' {path}), or show it first "
             f"with cat {path}."
+            + (
+                " Or write back the lines of it you were shown, changed, as many as were shown."
+                if any(e.path == rel for e in self.excerpts)
+                else ""
+            )
         )
 
     def shape(self, history: Sequence[Message]) -> list[Message]:
@@ -130,7 +171,8 @@ class LeadIn:
             if not shown and m.role == "user":
                 shown = True
                 files = self.files or "(no files)"
-                text = "\n\n".join([f"Task: {m.content}", *self.observed])
-                m = m.with_content(f"The folder holds these files:\n\n{files}\n\n{text}")
+                parts = [f"The folder holds these files:\n\n{files}", render(self.excerpts)]
+                parts += [f"Task: {m.content}", *self.observed]
+                m = m.with_content("\n\n".join(p for p in parts if p))
             out.append(m)
         return out

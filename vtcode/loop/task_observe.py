@@ -13,13 +13,15 @@ each one's output after the task (`LeadIn.observed`). Each run is recorded as a
 
 The new files the task asks for ("into a new file answer.txt") that the folder lacks at the
 start are noted (`LeadIn.expected`): a run whose model stops before they exist gets one nudge
-naming them (`text_turn.end_or_nudge`).
+naming them (`text_turn.end_or_nudge`). And of the files too big to show whole, the lines the
+task names are shown (`loop/excerpts.py`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from vtcode.loop.excerpts import find_excerpts
 from vtcode.loop.task_checks import excerpt, run_task_command
 from vtcode.loop.task_text import commands_to_observe, files_to_create
 
@@ -42,6 +44,8 @@ def observe_task(self: Runner, task: str) -> None:
     if lead is None or self.chat is not None or self.workspace is None:
         return
     lead.expected[:] = files_to_create(task, self.workspace)
+    if lead.read is not None:
+        lead.excerpts[:] = find_excerpts(task, lead.unseen, lead.read)
     if not any(spec.name == _EXEC for spec in self.tools.catalog()):
         return
     for n, command in enumerate(commands_to_observe(task)):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,7 @@ NO_ACTION = "no_action"
 CHECK_FAILED = "check_failed"  # the task's named test command failed (loop/task_checks.py)
 MISSING_FILE = "missing_file"  # a new file the task asks for is not there (loop/task_observe.py)
 _MAX_LISTED_TOOLS = 24
+_SPLICED = "block written over the lines of the file it was shown"
 _TOOL_NUDGE = (
     "You have not used any tool yet, so nothing in the workspace has changed. If the task asks "
     "for a change or a fact from the files, call a tool now. If it is really done, reply with a "
@@ -100,6 +102,8 @@ def recover_calls(
     if not found:
         return content, []
     calls = found[:1] if cut_off else found
+    if blocks and self.lead_in is not None:
+        calls = tuple(_over_excerpt(self.lead_in, c) for c in calls)
     skipped = len(found) - len(calls)
     repairs = sorted({r for c in calls for r in c.repairs})
     names = ", ".join(c.name for c in calls)
@@ -129,6 +133,22 @@ def recover_calls(
     return said, pairs
 
 
+def _over_excerpt(lead: LeadIn, call: TextCall) -> TextCall:
+    """A block written under a file shown only in excerpts, as the whole file with the block
+    over the excerpt it rewrites (`loop/excerpts.py`); any other call unchanged."""
+    if call.name != "write_file":
+        return call
+    args = json.loads(call.arguments)
+    path, content = args.get("path"), args.get("content")
+    if not isinstance(path, str) or not isinstance(content, str):
+        return call
+    new = lead.over_excerpt(path, content)
+    if new is None:
+        return call
+    arguments = json.dumps({**args, "content": new}, ensure_ascii=False)
+    return replace(call, arguments=arguments, repairs=(*call.repairs, _SPLICED))
+
+
 def _guard_block_write(
     lead: LeadIn, call: TextCall, call_id: str, workspace: Path, task: str
 ) -> None:
@@ -138,7 +158,12 @@ def _guard_block_write(
     args = json.loads(call.arguments)
     path, content = args.get("path"), args.get("content")
     text = content if isinstance(content, str) else None
-    why = lead.unseen_write(path, workspace, text, task) if isinstance(path, str) else None
+    spliced = _SPLICED in call.repairs
+    why = (
+        lead.unseen_write(path, workspace, text, task, over_excerpt=spliced)
+        if isinstance(path, str)
+        else None
+    )
     if why is not None:
         lead.refused[call_id] = why
 

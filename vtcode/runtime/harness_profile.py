@@ -34,6 +34,7 @@ from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
 from vtcode.providers.base import OutputCapped, Provider
 from vtcode.tools.base import ToolError
 from vtcode.tools.compact_catalog import CompactCatalog
+from vtcode.tools.files import open_in_workspace
 
 __all__ = [
     "COMPACT_OUTPUT_CAP",
@@ -56,6 +57,7 @@ COMPACT_OUTPUT_CAP = 1024
 # and this many files; the rest are listed by name.
 INLINE_BUDGET_CHARS = 6_000
 INLINE_FILE_MAX_CHARS = 4_000
+EXCERPT_FILE_MAX_BYTES = 1024 * 1024  # a file too big to show is searched for the task's lines
 INLINE_MAX_FILES = 12
 _MAX_WALK = 400  # names looked at, whatever the folder holds
 _SKIP_DIRS = frozenset(
@@ -203,6 +205,36 @@ def _reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]:
     return read
 
 
+def _exact_reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]:
+    """A whole text file exactly as it is (a block is written over its excerpt and the rest
+    written back: `read_file`'s view clips long lines and drops the last newline), after the
+    run's permission check for `read_file`, confined to the workspace as the tool is; None for
+    a file that is too big, binary or not UTF-8."""
+
+    def read(rel: str) -> str | None:
+        if "read_file" not in executor.registry:
+            return None
+        check = executor.permission
+        if check is not None and not check("read_file", {"path": rel}).allowed:
+            return None
+        try:
+            opened = open_in_workspace(executor.ctx, rel)
+        except (ToolError, OSError):
+            return None
+        with os.fdopen(opened.fd, "rb") as f:
+            if opened.is_dir or not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            data = f.read(EXCERPT_FILE_MAX_BYTES + 1)
+        if len(data) > EXCERPT_FILE_MAX_BYTES or b"\x00" in data:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    return read
+
+
 def base_prompt(profile: ChosenProfile, workspace: Path, executor: RegistryToolExecutor) -> str:
     """The run's built-in system prompt: the compact one, or the full exec prompt."""
     tools = [t.name for t in executor.catalog()]
@@ -221,4 +253,10 @@ def lead_in(
     tools = [t.name for t in executor.catalog()]
     read = _reader(executor) if "read_file" in tools else (lambda rel: None)
     files, shown = inlined(workspace, read)
-    return LeadIn(files=files, shown=shown)
+    unseen = tuple(
+        rel
+        for rel, size in _candidates(workspace)
+        if rel not in shown and size <= EXCERPT_FILE_MAX_BYTES
+    )
+    exact = _exact_reader(executor) if "read_file" in tools else None
+    return LeadIn(files=files, shown=shown, unseen=unseen, read=exact)
