@@ -261,3 +261,82 @@ def test_a_test_runner_that_is_not_installed_costs_no_round(
     for n in not_run:
         assert n["error_category"] == "not_run" and n["exit_code"] == 127
     assert code == 0 and len(sse_server.requests) == 2, err
+
+
+GREET_BROKEN = "import sys\nprint(f'Hello, {sys.argv[1]}!')\n"
+GREET_FIXED = (
+    "import sys\nname = sys.argv[1]\nmsg = f'Hello, {name}!'\n"
+    "print(msg.upper() if '--shout' in sys.argv else msg)\n"
+)
+GREET_TASK = (
+    "Add a --shout flag to greet.py (`python3 greet.py Ann --shout` prints HELLO, ANN!). "
+    "Without it the output stays (`python3 greet.py Ann` prints Hello, Ann!)."
+)
+
+
+def test_a_command_that_prints_other_than_the_task_says_goes_back_to_the_model(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, add-cli-flag (2026-12-07): the flag ignored, and the run a success."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "greet.py").write_text(GREET_BROKEN)
+    wrong = GREET_BROKEN.replace("!", "!!")  # a change, still without the flag
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"greet.py\n{F}\n{wrong}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"greet.py\n{F}\n{GREET_FIXED}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, err = _exec(tmp_path, GREET_TASK)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    told = sse_server.requests[2].json()["messages"][-1]["content"]
+    assert told.startswith(
+        "The task says `python3 greet.py Ann --shout` prints HELLO, ANN!. It exited 0 and printed:"
+    )
+    assert "Hello, Ann!!" in told
+    assert _harness(events) == [
+        ("verification_started", None),
+        ("verification_failed", 0),  # exit 0, but not what the task says
+        ("verification_started", None),
+        ("verification_passed", 0),
+        ("verification_started", None),
+        ("verification_passed", 0),
+    ]
+    assert (tmp_path / "greet.py").read_text() == GREET_FIXED
+
+
+@pytest.mark.parametrize(
+    ("task", "stated"),
+    [
+        (GREET_TASK, [("python3 greet.py Ann --shout", "HELLO, ANN!"),
+                      ("python3 greet.py Ann", "Hello, Ann!")]),
+        ("Example: `bash count_lines.sh notes` prints 7 here, because a.txt has 7 lines.",
+         [("bash count_lines.sh notes", "7")]),
+        ("`python3 a.py` prints `OK 3`.", [("python3 a.py", "OK 3")]),
+        ("`python3 f.py 5` should print 120 (5!).", [("python3 f.py 5", "120")]),
+        ("Make `python3 todo.py list` print `N. [x] text` for done items.", []),  # a format
+        ("If it works, `python3 a.py` prints 1.", []),
+        ("Do not run `./x.sh`; `./x.sh` prints 4.", []),  # forbidden anywhere: never run
+        ("`echo hi` prints hi.", []),  # not a program the harness runs as a check
+    ],
+)  # fmt: skip
+def test_which_outputs_a_task_states(task: str, stated: list[tuple[str, str]]) -> None:
+    from vtcode.loop.task_text import stated_outputs
+
+    assert stated_outputs(task) == stated
+
+
+@pytest.mark.parametrize(
+    ("shown", "expected", "passed"),
+    [
+        ("HELLO, ANN!\n[exit code 0]", "HELLO, ANN!", True),
+        ("7\n[exit code 0]", "7 here", True),
+        ("Hello, Ann!\n[exit code 0]", "HELLO, ANN!", False),
+        ("[exit code 0]", "7", False),  # nothing printed
+        ("7 8\n[exit code 0]", "7", False),
+    ],
+)
+def test_an_output_matches_when_its_words_begin_what_the_task_says(
+    shown: str, expected: str, passed: bool
+) -> None:
+    from vtcode.loop.task_checks import prints_as_said
+
+    assert prints_as_said(shown, expected) is passed

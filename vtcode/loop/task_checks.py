@@ -11,18 +11,21 @@ At most `MAX_CHECK_ROUNDS` times a run; after that the answer stands as it would
 Only test runners are run (`python3 -m unittest ...`, `pytest`, `npm test`, `go test`,
 `cargo test`, `make test`), and only from backticks in the task's own words: a test run is
 meant to be repeated and changes nothing the task is about. A command the task tells not to run
-("do not run `pytest`") is never run.
+("do not run `pytest`") is never run. And a command the task gives as an example of what the
+work must print ("(`python3 greet.py Ann --shout` prints HELLO, ANN!)") runs the same way; it
+fails when its output's words do not begin what the task says (`task_text.stated_outputs`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vtcode.events.enums import HarnessEventKind, ToolOutcome
-from vtcode.loop.task_text import named_test_commands
+from vtcode.loop.task_text import named_test_commands, stated_outputs
 from vtcode.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -52,6 +55,7 @@ _NOT_RUN = frozenset(
     }
 )
 _NO_SUCH_COMMAND = frozenset({126, 127})
+_EXIT_LINE = re.compile(r"\[exit code -?\d+\]\s*\Z")
 _PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
 VERIFICATION_STARTED = HarnessEventKind.VERIFICATION_STARTED
 
@@ -61,42 +65,66 @@ class CheckResult:
     command: str
     exit_code: int | None
     output: str
+    expected: str | None = None  # what the task says the command prints
 
     @property
     def passed(self) -> bool:
-        return self.exit_code == 0
+        if self.exit_code != 0:
+            return False
+        return self.expected is None or prints_as_said(self.output, self.expected)
+
+
+def prints_as_said(shown: str, expected: str) -> bool:
+    """The command's output (the compact view's text, its `[exit code N]` line dropped) is not
+    empty and its words begin what the task says it prints: "7" for "7 here", "HELLO, ANN!"
+    for "HELLO, ANN!". Lenient on purpose: a check the task's own words cannot settle never
+    sends the model back."""
+    printed = _EXIT_LINE.sub("", shown).split()
+    said = expected.split()
+    return bool(printed) and said[: len(printed)] == printed
 
 
 def run_named_checks(self: Runner, task: str) -> CheckResult | None:
     """Run the task's test commands (compact runs with the command tool, rounds left); the
     first failure, or None when all passed or none ran."""
-    commands = named_test_commands(task)
-    if not commands or self.watch.check_rounds >= MAX_CHECK_ROUNDS:
+    checks = [(c, None) for c in named_test_commands(task)] + stated_outputs(task)
+    if not checks or self.watch.check_rounds >= MAX_CHECK_ROUNDS:
         return None
     if not any(spec.name == _EXEC for spec in self.tools.catalog()):
         return None
     self.watch.check_rounds += 1
-    for command in commands:
-        result = _run(self, command)
+    for command, expected in checks:
+        result = _run(self, command, expected)
         if result is not None and not result.passed:
             return result
     return None
 
 
-def _run(self: Runner, command: str) -> CheckResult | None:
+def _run(self: Runner, command: str, expected: str | None) -> CheckResult | None:
     """The check's result (its output excerpted); None when it was not run."""
     attempt = self.watch.check_rounds
-    result = run_task_command(
-        self, command, call_id=f"check_{attempt}", attempt=attempt,
-        purpose="the test command the task names, run before the run ends",
-    )  # fmt: skip
-    return (
-        None if result is None else CheckResult(command, result.exit_code, excerpt(result.output))
+    purpose = (
+        "the test command the task names, run before the run ends"
+        if expected is None
+        else "a command whose output the task states, run before the run ends"
     )
+    result = run_task_command(
+        self, command, call_id=f"check_{attempt}", attempt=attempt, purpose=purpose,
+        expected=expected,
+    )  # fmt: skip
+    if result is None:
+        return None
+    return CheckResult(command, result.exit_code, excerpt(result.output), expected)
 
 
 def run_task_command(
-    self: Runner, command: str, *, call_id: str, attempt: int, purpose: str
+    self: Runner,
+    command: str,
+    *,
+    call_id: str,
+    attempt: int,
+    purpose: str,
+    expected: str | None = None,
 ) -> CheckResult | None:
     """Run a command the task names through the run's executor, recorded as a verification;
     its whole shown output, or None when it was not run (a permission rule, a hook, the run's
@@ -118,7 +146,7 @@ def run_task_command(
                     duration_ms=ms, error_category="not_run",
                     message=excerpt(out.output))  # fmt: skip
         return None
-    result = CheckResult(command, out.exit_code, out.output)
+    result = CheckResult(command, out.exit_code, out.output, expected)
     kind = _PASSED if result.passed else _FAILED
     rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
                 message=None if result.passed else excerpt(result.output))  # fmt: skip
@@ -138,6 +166,13 @@ def failure_message(result: CheckResult, nothing_done: bool) -> str:
     """The next user message after a failed check."""
     code = "did not finish" if result.exit_code is None else f"exited {result.exit_code}"
     lead = "Nothing has been changed yet. " if nothing_done else ""
+    if result.expected is not None:
+        return (
+            f"{lead}The task says `{result.command}` prints {result.expected}. It {code} "
+            f"and printed:\n\n```\n{result.output.strip()}\n```"
+            "\n\nFix the cause. Write each file you change as its path on a line by itself, "
+            "then its whole new content in a fenced code block."
+        )
     return (
         f"{lead}The task's check `{result.command}` {code}:\n\n```\n{result.output.strip()}\n```"
         "\n\nFix the cause. Write each file you change as its path on a line by itself, then "

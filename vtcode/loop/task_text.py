@@ -16,9 +16,11 @@ __all__ = [
     "asks_only_a_question",
     "commands_to_observe",
     "files_to_create",
+    "forbidden_commands",
     "forbidden_paths",
     "is_forbidden",
     "named_test_commands",
+    "stated_outputs",
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
@@ -58,6 +60,15 @@ _DEFERRED = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_START = re.compile(r"(?:[.!?;]\s|\n)")
+# "`cmd` prints X": what the task says a command's output is.
+_PRINTS = re.compile(
+    r"\s{0,3}(?:(?:should|must|will)\s+)?(?:prints?|outputs?|writes out)\s+"
+    r"(?:`(?P<quoted>[^`\n]{1,200})`|(?P<text>[^\n]{1,200}))"
+)
+_OUTPUT_END = re.compile(r"\)|\s+\(|;|,\s+because\b|(?<=[.!?])\s|\s+(?:here|now)\b")
+# ... said of the command as an example, not asked of it ("Make `todo.py list` print `N. [x]
+# text`" describes a format, not an output): the span opens its clause or follows "(" or ":".
+_EXAMPLE_LEAD = re.compile(r"(?:^|[(:]|e\.g\.,?|example,?)\s*$", re.IGNORECASE)
 _MAX_SPANS = 40
 # A new file the task asks for: "into a new file answer.txt", "Create a file named hello.txt",
 # "Create a Python script fizzbuzz.py", "Write a bash script count_lines.sh", "must produce
@@ -100,14 +111,24 @@ def asks_only_a_question(task: str) -> bool:
 
 def named_test_commands(task: str) -> list[str]:
     """The test commands in backticks in `task`, in order, each once, at most two; none the
-    task forbids ("do not run `pytest`")."""
+    task forbids anywhere ("do not run `pytest`")."""
     found: list[str] = []
+    forbidden = forbidden_commands(task)
     for m in _SPAN.finditer(task):
         command = m.group(1).strip()
-        before = task[max(0, m.start() - 40) : m.start()]
-        if _TEST_RUNNER.match(command) and not _NEGATED.search(before) and command not in found:
+        if _TEST_RUNNER.match(command) and command not in forbidden and command not in found:
             found.append(command)
     return found[:2]
+
+
+def forbidden_commands(task: str) -> set[str]:
+    """The spans in backticks the task says not to run ("do not run `make deploy`", "never
+    `git push`"): wherever else the task names them, the harness never runs them."""
+    return {
+        m.group(1).strip()
+        for n, m in enumerate(_SPAN.finditer(task))
+        if n < _MAX_SPANS and _NEGATED.search(task[max(0, m.start() - 40) : m.start()])
+    }
 
 
 def commands_to_observe(task: str) -> list[str]:
@@ -117,11 +138,12 @@ def commands_to_observe(task: str) -> list[str]:
     passes"). None the task forbids, defers or makes conditional ("do not run `make deploy`",
     "Afterwards `python3 main.py` must still work", "if it fails, run `git reset`")."""
     found: list[str] = []
+    forbidden = forbidden_commands(task)
     for n, m in enumerate(_SPAN.finditer(task)):
         command = m.group(1).strip()
         if n >= _MAX_SPANS or len(found) == 2:
             break
-        if command in found or not _COMMAND.match(command):
+        if command in found or command in forbidden or not _COMMAND.match(command):
             continue
         before = task[max(0, m.start() - 300) : m.start()]
         starts = [c.end() for c in _CLAUSE_START.finditer(before)]
@@ -131,6 +153,35 @@ def commands_to_observe(task: str) -> list[str]:
         ordered = _RUN_ORDER.search(clause) is not None
         if ordered or _FAILS_NOW.match(task, m.end()) or _TEST_RUNNER.match(command):
             found.append(command)
+    return found
+
+
+def stated_outputs(task: str) -> list[tuple[str, str]]:
+    """(command, what it prints) for each command in backticks the task says prints something
+    ("`python3 greet.py Ann --shout` prints HELLO, ANN!", "Example: `bash count_lines.sh
+    notes` prints 7 here, because ..."), in order, at most two; none the task forbids, defers
+    or makes conditional. What it prints runs to the clause's end (a ")", ";", ", because",
+    a sentence's end); a later check passes on any output whose words begin it."""
+    found: list[tuple[str, str]] = []
+    forbidden = forbidden_commands(task)
+    for n, m in enumerate(_SPAN.finditer(task)):
+        if n >= _MAX_SPANS or len(found) == 2:
+            break
+        command = m.group(1).strip()
+        said = _PRINTS.match(task, m.end())
+        if said is None or not _COMMAND.match(command) or any(c == command for c, _ in found):
+            continue
+        before = task[max(0, m.start() - 300) : m.start()]
+        starts = [c.end() for c in _CLAUSE_START.finditer(before)]
+        clause = before[starts[-1] :] if starts else before
+        if _NEGATED.search(before[-40:]) or _DEFERRED.search(clause):
+            continue
+        if not _EXAMPLE_LEAD.search(clause) or command in forbidden:
+            continue
+        expected = said.group("quoted") or _OUTPUT_END.split(said.group("text"), maxsplit=1)[0]
+        expected = expected.strip().rstrip(".").strip("\"'")
+        if expected:
+            found.append((command, expected))
     return found
 
 
