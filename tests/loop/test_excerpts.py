@@ -188,3 +188,42 @@ def test_a_file_a_rule_keeps_from_read_file_is_never_excerpted(
     _exec(tmp_path)
     told = sse_server.requests[0].json()["messages"][-1]["content"]
     assert "SVC_1373_TTL" not in told and "the task is about" not in told
+
+
+def test_a_splice_keeps_long_lines_and_bytes_read_file_would_show_clipped(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The file is read exactly, not through read_file's view, which clips lines over 2,000
+    characters: writing that view back would have cut them."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    long_line = "DATA = '" + "x" * 5_000 + "'"
+    text = _settings().replace("SVC_0010_TTL = 10", long_line)
+    (tmp_path / "settings.py").write_text(text)
+    reply = f"settings.py\n{F}\nREQUEST_TIMEOUT = 45\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, _events, err = _exec(tmp_path)
+    assert code == 0, err
+    assert (tmp_path / "settings.py").read_text() == text.replace(
+        "\nREQUEST_TIMEOUT = 30\n", "\nREQUEST_TIMEOUT = 45\n"
+    )
+
+
+@pytest.mark.parametrize("kind", ["symlink", "latin1", "binary"])
+def test_a_link_or_a_file_that_is_not_utf8_text_is_never_excerpted(
+    tmp_path: Path, sse_server: SSEServer, kind: str
+) -> None:
+    _config(tmp_path, sse_server, "qwen0.5b")
+    body = _settings()
+    if kind == "symlink":
+        outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
+        outside.write_text(body)
+        (tmp_path / "settings.py").symlink_to(outside)
+    elif kind == "latin1":
+        (tmp_path / "settings.py").write_bytes(body.encode() + "# caf\xe9\n".encode("latin-1"))
+    else:
+        (tmp_path / "settings.py").write_bytes(body.encode() + b"\x00")
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("I cannot see it.")))
+    _exec(tmp_path)
+    told = sse_server.requests[0].json()["messages"][-1]["content"]
+    assert "SVC_1373_TTL" not in told and "the task is about" not in told

@@ -221,10 +221,16 @@ def _exact_reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]
             opened = open_in_workspace(executor.ctx, rel)
         except (ToolError, OSError):
             return None
-        with os.fdopen(opened.fd, "rb") as f:
-            if opened.is_dir or not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            data = f.read(EXCERPT_FILE_MAX_BYTES + 1)
+        if opened.is_dir:
+            os.close(opened.fd)
+            return None
+        try:
+            with os.fdopen(opened.fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    return None
+                data = f.read(EXCERPT_FILE_MAX_BYTES + 1)
+        except OSError:
+            return None
         if len(data) > EXCERPT_FILE_MAX_BYTES or b"\x00" in data:
             return None
         try:
