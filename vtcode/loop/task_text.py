@@ -70,15 +70,16 @@ _OUTPUT_END = re.compile(r"\)|\s+\(|;|,\s+because\b|(?<=[.!?])\s|\s+(?:here|now)
 # text`" describes a format, not an output): the span opens its clause or follows "(" or ":".
 _EXAMPLE_LEAD = re.compile(r"(?:^|[(:]|e\.g\.,?|example,?)\s*$", re.IGNORECASE)
 _MAX_SPANS = 40
-# A new file the task asks for: "into a new file answer.txt", "Create a file named hello.txt",
-# "Create a Python script fizzbuzz.py", "Write a bash script count_lines.sh", "must produce
-# out/version.txt". A name needs an extension ("Create a list" names nothing).
+# A new file the task asks the agent to write: "into a new file answer.txt", "Create a file
+# named hello.txt", "Create a Python script fizzbuzz.py", "Write a bash script count_lines.sh".
+# A name needs an extension ("Create a list" names nothing). Not what a command is to produce
+# ("The build must produce out/version.txt"): told that file was missing, qwen0.5b wrote a
+# made-up one (recover-failing-command, 2026-12-07).
 _NEW_FILE = re.compile(
     r"\b(?:(?:into|to|in|as)\s+a\s+new\s+(?:file|module|script)(?:\s+(?:named|called))?"
     r"|create\s+(?:(?:a|an|the)\s+)?(?:new\s+)?(?:(?:[\w\-]+\s+){0,2}(?:file|script|module|"
     r"program)\s+(?:named\s+|called\s+)?)?"
-    r"|write\s+(?:a|an)\s+(?:[\w\-]+\s+){0,2}(?:file|script|module|program)\s+(?:named\s+|called\s+)?"
-    r"|(?:must|should|will|to)\s+produce)"
+    r"|write\s+(?:a|an)\s+(?:[\w\-]+\s+){0,2}(?:file|script|module|program)\s+(?:named\s+|called\s+)?)"
     r"\s*`?(?P<name>[\w\-]{1,100}(?:/[\w\-]{1,100}){0,8}\.\w{1,10})\b`?",
     re.IGNORECASE,
 )
