@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import ScriptedReply, SSEServer
-from tests.exec_support import SESSION, raw_events, vtcode
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
+from tests.loop.test_text_tool_calls_cli import _exec as exec_local
 from vtcode.loop.excerpts import MAX_LINES_PER_FILE, Excerpt, find_excerpts, render, splice
 
 F = "```"
@@ -118,12 +118,7 @@ def test_indentation_and_crlf_and_a_missing_last_newline_are_kept() -> None:
 
 
 def _exec(tmp_path: Path, task: str = TASK) -> tuple[int, list[dict[str, Any]], str]:
-    proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local", task],
-        tmp_path,
-        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
-    )
-    return proc.returncode, raw_events(proc.stdout), proc.stderr
+    return exec_local(tmp_path, task)
 
 
 def _outputs(events: list[dict[str, Any]]) -> list[str]:

@@ -18,8 +18,9 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import ScriptedReply, SSEServer
-from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.exec_support import canonical_snapshot
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
+from tests.loop.test_text_tool_calls_cli import _exec as exec_local
 from vtcode.loop.task_checks import MAX_CHECK_ROUNDS
 from vtcode.loop.task_text import named_test_commands
 
@@ -46,12 +47,7 @@ def _queue_the_fix(server: SSEServer) -> None:
 
 
 def _exec(tmp_path: Path, task: str = TASK) -> tuple[int, list[dict[str, Any]], str]:
-    proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local", task],
-        tmp_path,
-        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
-    )
-    return proc.returncode, raw_events(proc.stdout), proc.stderr
+    return exec_local(tmp_path, task)
 
 
 def _harness(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:

@@ -21,8 +21,9 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import ScriptedReply, SSEServer
-from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.exec_support import canonical_snapshot
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
+from tests.loop.test_text_tool_calls_cli import _exec as exec_local
 from vtcode.loop.task_text import commands_to_observe, files_to_create
 from vtcode.tools.salient import salient_lines
 
@@ -44,13 +45,8 @@ TASK = (
 )
 
 
-def _exec(tmp_path: Path, task: str = TASK, *extra: str) -> tuple[int, list[dict[str, Any]], str]:
-    proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *extra, task],
-        tmp_path,
-        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
-    )
-    return proc.returncode, raw_events(proc.stdout), proc.stderr
+def _exec(tmp_path: Path, task: str = TASK) -> tuple[int, list[dict[str, Any]], str]:
+    return exec_local(tmp_path, task)
 
 
 def _workspace(tmp_path: Path, server: SSEServer, model: str = "qwen0.5b", extra: str = "") -> None:

@@ -77,9 +77,10 @@ max_output_tokens = 256
     )
 
 
-def _exec(tmp_path: Path, prompt: str) -> tuple[int, list[dict[str, Any]], str]:
+def _exec(tmp_path: Path, prompt: str, *extra: str) -> tuple[int, list[dict[str, Any]], str]:
+    """`vtcode exec --json` on the `local` provider (`_config`): exit code, events, stderr."""
     proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local", prompt],
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *extra, prompt],
         tmp_path,
         env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
     )

@@ -146,15 +146,24 @@ def commands_to_observe(task: str) -> list[str]:
             break
         if command in found or command in forbidden or not _COMMAND.match(command):
             continue
-        before = task[max(0, m.start() - 300) : m.start()]
-        starts = [c.end() for c in _CLAUSE_START.finditer(before)]
-        clause = before[starts[-1] :] if starts else before
-        if _NEGATED.search(before[-40:]) or _DEFERRED.search(clause):
+        clause = _clause_now(task, m.start())
+        if clause is None:
             continue
         ordered = _RUN_ORDER.search(clause) is not None
         if ordered or _FAILS_NOW.match(task, m.end()) or _TEST_RUNNER.match(command):
             found.append(command)
     return found
+
+
+def _clause_now(task: str, at: int) -> str | None:
+    """The clause's text before position `at`, or None when what follows is negated ("do not
+    run `x`"), deferred or conditional ("Afterwards `x` must work", "if it fails, run `x`")."""
+    before = task[max(0, at - 300) : at]
+    starts = [c.end() for c in _CLAUSE_START.finditer(before)]
+    clause = before[starts[-1] :] if starts else before
+    if _NEGATED.search(before[-40:]) or _DEFERRED.search(clause):
+        return None
+    return clause
 
 
 def stated_outputs(task: str) -> list[tuple[str, str]]:
@@ -172,12 +181,8 @@ def stated_outputs(task: str) -> list[tuple[str, str]]:
         said = _PRINTS.match(task, m.end())
         if said is None or not _COMMAND.match(command) or any(c == command for c, _ in found):
             continue
-        before = task[max(0, m.start() - 300) : m.start()]
-        starts = [c.end() for c in _CLAUSE_START.finditer(before)]
-        clause = before[starts[-1] :] if starts else before
-        if _NEGATED.search(before[-40:]) or _DEFERRED.search(clause):
-            continue
-        if not _EXAMPLE_LEAD.search(clause) or command in forbidden:
+        clause = _clause_now(task, m.start())
+        if clause is None or not _EXAMPLE_LEAD.search(clause) or command in forbidden:
             continue
         expected = said.group("quoted") or _OUTPUT_END.split(said.group("text"), maxsplit=1)[0]
         expected = expected.strip().rstrip(".").strip("\"'")
