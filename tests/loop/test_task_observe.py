@@ -22,6 +22,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import canonical_snapshot
+from tests.hang_check import run_python
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
 from tests.loop.test_text_tool_calls_cli import _exec as exec_local
 from vtcode.loop.task_text import commands_to_observe, files_to_create
@@ -306,3 +307,27 @@ def test_error_lines_of_a_huge_output_are_read_in_bounded_time(tmp_path: Path) -
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "big")], timeout=60,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_task_and_block_readers_take_linear_time_on_hostile_text() -> None:
+    """Long words, long runs of backticks and names, a block of one huge line: each reader
+    finishes (a hang check, not a timing assertion) and finds what it should."""
+    code = """
+from vtcode.loop.task_text import commands_to_observe, files_to_create, stated_outputs
+from vtcode.loop.excerpts import Excerpt, find_excerpts, splice
+from vtcode.tools.salient import _MARKER
+from pathlib import Path
+long = "a_" * 200_000
+task = ("Run `python3 x.py` " + "create " + long + " into a new file " + long + ".txt "
+        + ". `python3 y.py` prints " + "Z" * 300_000 + " " + "`" * 100_000)
+print(commands_to_observe(task), files_to_create(task, Path("/nonexistent")),
+      len(stated_outputs(task)))
+text = "\\n".join(["K_%d = 1" % i for i in range(20_000)]) + "\\n"
+found = find_excerpts("Set K_19999 " + long, ["a.py"], {"a.py": text}.get)
+print(len(found), splice(found, "a.py", text, "K_19999" + " " * 300_000 + "= 2\\n") is None)
+print(_MARKER.search(b"A" + b"x" * 300_000 + b"Error") is None)
+"""
+    out = run_python(code).stdout.split("\n")
+    assert out[0] == "['python3 x.py'] [] 1"
+    assert out[1] == "1 True"  # a name padded past what a setting line may hold: no splice
+    assert out[2] == "True"
