@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,14 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import ScriptedReply, SSEServer
-from tests.exec_support import canonical_snapshot
+from tests.exec_support import (
+    SESSION,
+    canonical_snapshot,
+    process_running,
+    raw_events,
+    spawn_vtcode,
+    wait_for_path,
+)
 from tests.hang_check import run_python
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
 from tests.loop.test_text_tool_calls_cli import _exec as exec_local
@@ -331,3 +340,55 @@ print(_MARKER.search(b"A" + b"x" * 300_000 + b"Error") is None)
     assert out[0] == "['python3 x.py'] [] 1"
     assert out[1] == "1 True"  # a name padded past what a setting line may hold: no splice
     assert out[2] == "True"
+
+
+def test_a_signal_while_the_first_command_runs_ends_the_run_cancelled_and_the_command_too(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The first step runs before any model request; SIGTERM then still ends the run at once
+    (130, `cancelled`), with the command's process gone and no request made."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    # Inside the sandbox's PID namespace the command's own pid means nothing on the host: it
+    # is found by a token on its command line.
+    token = f"observe-{os.getpid()}-{time.monotonic_ns()}"
+    (tmp_path / "slow.py").write_text("import time\nopen('started', 'w')\ntime.sleep(120)\n")
+    proc = spawn_vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local",
+         f"Run `python3 slow.py {token}` and tell me what it prints."],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )  # fmt: skip
+    try:
+        wait_for_path(tmp_path / "started", proc, "slow.py")
+        (child,) = _pids_with(token)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    events = raw_events(out)
+    assert events[-1]["type"] == "thread.completed" and events[-1]["subtype"] == "cancelled"
+    assert sse_server.requests == []
+    (stopped,) = [h for h in _harness(events) if h["event"] == "verification_failed"]
+    assert stopped["error_category"] == "not_run"  # cancelled: no failure of the work
+    deadline = time.monotonic() + 30
+    while process_running(child):  # the sandbox's process group is torn down with the run
+        assert time.monotonic() < deadline, "slow.py outlived the cancelled run"
+        time.sleep(0.01)
+
+
+def _pids_with(token: str) -> list[int]:
+    """Host pids of the processes whose command line holds `token`, vtcode's own excluded."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"python3") and any(token.encode() == a for a in argv):
+            found.append(int(entry.name))
+    return found

@@ -139,9 +139,9 @@ def run_task_command(
     started = time.monotonic()
     out = self.tools.execute(call, arguments, self.cancel)
     ms = int((time.monotonic() - started) * 1000)
-    # Refused, or a test runner that is not installed here (the shell's 127/126): nothing
-    # the model can fix in the files, so no round is spent on it.
-    if out.outcome in _NOT_RUN or out.exit_code in _NO_SUCH_COMMAND:
+    # Refused, a test runner that is not installed here (the shell's 127/126), or stopped by
+    # the run's cancel: nothing the model can fix in the files, so no round is spent on it.
+    if out.outcome in _NOT_RUN or out.exit_code in _NO_SUCH_COMMAND or self.cancel.cancelled:
         rec.harness(_FAILED, command=command, exit_code=out.exit_code, attempt=attempt,
                     duration_ms=ms, error_category="not_run",
                     message=excerpt(out.output))  # fmt: skip

@@ -115,6 +115,8 @@ class CompactCatalog:
             text = _tail(text)
             text += f"\n[output cut: {record.get('total_output_bytes')} bytes in all]"
             text += _salient(spool, text)
+        if record.get("cancelled"):
+            return f"{text}\n[stopped: the run was cancelled]".lstrip("\n")
         if record.get("is_exited") is False:
             return f"{text}\n[still running after {COMPACT_YIELD_MS // 1000} s]"
         return f"{text}\n[exit code {record.get('exit_code')}]".lstrip("\n")
