@@ -9,6 +9,7 @@ overwritten with the old text.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,11 @@ def test_a_small_model_edits_one_line_of_a_big_file_and_the_rest_is_kept(
     (changes,) = [e["item"]["changes"] for e in events if e["type"] == "item.completed"
                   and e["item"]["type"] == "file_change"]  # fmt: skip
     assert changes == [{"path": "settings.py", "kind": "update"}]
+    # The history sends the block back, not the 2,000-line file the write was spliced into
+    # (qwen0.5b's next request was 13,500 tokens, past the task's time, 2026-12-07).
+    second = json.dumps(sse_server.requests[1].json()["messages"])
+    assert "REQUEST_TIMEOUT = 45" in second and "SVC_0000_TTL" not in second
+    assert len(second) < 20_000
 
 
 def test_a_block_over_a_big_file_that_fits_no_excerpt_is_still_refused(

@@ -511,3 +511,24 @@ def test_which_tasks_only_ask_a_question(task: str, question: bool) -> None:
     from vtcode.loop.task_text import asks_only_a_question
 
     assert asks_only_a_question(task) is question
+
+
+@pytest.mark.parametrize(
+    ("reply", "known", "path"),
+    [
+        # qwen0.5b echoing the missing-file nudge (create-file, 2026-12-07)
+        ("the whole content in a fenced code block: hello.txt\n```\nHi\n```", {"hello.txt"},
+         "hello.txt"),
+        ("the whole content in a fenced code block: hello.txt\n```\nHi\n```", set(), None),
+        ("Here it is: a b.txt\n```\nHi\n```", {"a b.txt"}, None),  # a spaced name: quoted only
+        ("Run it: main.py\n```sh\npython3 main.py\n```", {"main.py"}, None),  # a command
+    ],
+)  # fmt: skip
+def test_a_known_file_after_a_sentences_last_colon_is_the_blocks_path(
+    reply: str, known: set[str], path: str | None
+) -> None:
+    from vtcode.loop.file_blocks import scan_file_blocks
+
+    calls = scan_file_blocks(reply, {"write_file", "exec_command"}, ended=True, known=known)
+    writes = [json.loads(c.arguments)["path"] for c in calls if c.name == "write_file"]
+    assert writes == ([] if path is None else [path])

@@ -392,3 +392,18 @@ def _pids_with(token: str) -> list[int]:
         if argv and argv[0].endswith(b"python3") and any(token.encode() == a for a in argv):
             found.append(int(entry.name))
     return found
+
+
+def test_the_file_named_after_an_echo_of_the_nudge_is_written(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, create-file (2026-12-07): told hello.txt was missing, it answered with the
+    nudge's own words, then ": hello.txt" and the block on the next lines."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    echo = "the path on a line by itself, then the whole content in a fenced code block: hello.txt"
+    _reply(sse_server, "Hi there", f"{echo}\n{F}\nHi there\n{F}", "Done.")
+    code, events, err = _exec(
+        tmp_path, "Create a file named hello.txt containing Hello from vtcode"
+    )
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert (tmp_path / "hello.txt").read_text() == "Hi there\n"

@@ -130,8 +130,9 @@ def _blocks(text: str, *, ended: bool) -> list[_Block]:
 
 def _path_of(line: str, info: str, known: Collection[str] = ()) -> str | None:
     """The path a line names, when it names one and nothing else: `greet.py`, `**greet.py**`,
-    `### src/app.py`, `File: greet.py`, `Here is sum_to.py:`. A line of prose that does not end
-    with a path and a colon names none, nor does a language name (`python`: no dot, no slash).
+    `### src/app.py`, `File: greet.py`, `Here is sum_to.py:`, and after a sentence's last ": "
+    a file the run knows of (`known`). A line of prose that does not end with a path and a
+    colon names none, nor does a language name (`python`: no dot, no slash).
     Before a shell block (`info`), a sentence names a file only when it is a shell script: "Run
     `python main.py`:" then ```sh is the command, and read as a write it replaced main.py."""
     quoted = _quoted(line)
@@ -143,7 +144,12 @@ def _path_of(line: str, info: str, known: Collection[str] = ()) -> str | None:
         return None
     if " " in s:
         if not s.endswith(":"):
-            return None
+            # "...in a fenced code block: hello.txt" (qwen0.5b, echoing a nudge, 2026-12-07):
+            # a name after the line's last ": ", when it is a file the run knows of.
+            tail = s.rsplit(": ", 1)[-1].strip(_DECORATION) if ": " in s else ""
+            if info.lower() in SHELL_FENCES and not tail.endswith(_SHELL_SUFFIXES):
+                return None
+            return tail if tail in known and " " not in tail else None
         s = s[:-1].rsplit(" ", 1)[-1].strip(_DECORATION)
         if info.lower() in SHELL_FENCES and not s.endswith(_SHELL_SUFFIXES):
             return None

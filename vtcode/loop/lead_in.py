@@ -76,6 +76,7 @@ class LeadIn:
     unseen: tuple[str, ...] = ()  # files too big to show whole
     read: Callable[[str], str | None] | None = None  # a whole file, through read_file's checks
     excerpts: list[Excerpt] = field(default_factory=list)  # their lines the task is about
+    spliced: dict[str, str] = field(default_factory=dict)  # call id -> the whole file it writes
 
     def over_excerpt(self, path: str, content: str) -> str | None:
         """The whole new text of a file shown only in excerpts, with `content` (a block)

@@ -93,7 +93,8 @@ def recover_calls(
     if self.lead_in is not None:  # a compact run: the form its example taught, read first
         # A call-shaped JSON object inside a path's block is that file's content, and ran as
         # a command when calls written as JSON were looked for first.
-        known = self.lead_in.shown | self.lead_in.written
+        lead = self.lead_in
+        known = lead.shown | lead.written | set(lead.expected)
         found = scan_file_blocks(content, catalog, ended=not cut_off, known=known)
     blocks = bool(found)
     if not found:
@@ -102,8 +103,12 @@ def recover_calls(
     if not found:
         return content, []
     calls = found[:1] if cut_off else found
+    # A block over a big file's excerpt runs as the whole file; the history keeps the block.
+    wholes: list[str | None] = [None] * len(calls)
     if blocks and self.lead_in is not None:
-        calls = tuple(_over_excerpt(self.lead_in, c) for c in calls)
+        spliced = [_over_excerpt(self.lead_in, c) for c in calls]
+        calls = tuple(c for c, _ in spliced)
+        wholes = [whole for _, whole in spliced]
     skipped = len(found) - len(calls)
     repairs = sorted({r for c in calls for r in c.repairs})
     names = ", ".join(c.name for c in calls)
@@ -129,24 +134,28 @@ def recover_calls(
         sc.push(c.arguments)
         pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
         if blocks and self.lead_in is not None and self.workspace is not None:
+            if (whole := wholes[i]) is not None:
+                self.lead_in.spliced[call_id] = whole
             _guard_block_write(self.lead_in, c, call_id, self.workspace, task)
     return said, pairs
 
 
-def _over_excerpt(lead: LeadIn, call: TextCall) -> TextCall:
-    """A block written under a file shown only in excerpts, as the whole file with the block
-    over the excerpt it rewrites (`loop/excerpts.py`); any other call unchanged."""
+def _over_excerpt(lead: LeadIn, call: TextCall) -> tuple[TextCall, str | None]:
+    """For a block written under a file shown only in excerpts: the call marked so, and the
+    whole file with the block over the excerpt it rewrites (`loop/excerpts.py`), which is what
+    runs (`tool_round`). The call's own arguments stay the block: the history sends them back
+    with every request, and a 2,000-line file there made qwen0.5b's next request 13,500 tokens
+    (edit-big-file, 2026-12-07: past the task's time, though the edit was right)."""
     if call.name != "write_file":
-        return call
+        return call, None
     args = json.loads(call.arguments)
     path, content = args.get("path"), args.get("content")
     if not isinstance(path, str) or not isinstance(content, str):
-        return call
-    new = lead.over_excerpt(path, content)
-    if new is None:
-        return call
-    arguments = json.dumps({**args, "content": new}, ensure_ascii=False)
-    return replace(call, arguments=arguments, repairs=(*call.repairs, _SPLICED))
+        return call, None
+    whole = lead.over_excerpt(path, content)
+    if whole is None:
+        return call, None
+    return replace(call, repairs=(*call.repairs, _SPLICED)), whole
 
 
 def _guard_block_write(

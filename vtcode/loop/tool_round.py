@@ -105,6 +105,9 @@ def step_tools(self: Runner) -> None:
         elif index in ran_together:
             result = ran_together[index]
         else:
+            if self.lead_in is not None and call.id in self.lead_in.spliced:
+                # a block over a big file's excerpt: the whole file is what is written
+                arguments = {**arguments, "content": self.lead_in.spliced.pop(call.id)}
             try:
                 result = self.tools.execute(call, arguments, self.cancel)
             except Cancelled:
