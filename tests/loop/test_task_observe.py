@@ -118,14 +118,18 @@ def test_a_failing_command_the_task_names_is_shown_with_its_traceback(
     """fix-import's form: "`python3 app.py` fails with an import error"."""
     _config(tmp_path, sse_server, "qwen0.5b")
     (tmp_path / "app.py").write_text("from helpers import slugify\nprint(slugify('A b'))\n")
-    _reply(sse_server, "Done.", "Done.")
+    _reply(sse_server, "Done.", "Done.", "Done.")
     code, events, _err = _exec(tmp_path, "`python3 app.py` fails with an import error. Fix it.")
     observed = _first_task_message(sse_server).split("run before you started:")[1]
     assert "ModuleNotFoundError: No module named 'helpers'" in observed
     assert "[exit code 1]" in observed
     failed = [h for h in _harness(events) if h["event"] == "verification_failed"]
     assert failed and failed[0]["exit_code"] == 1
-    # "Done." with nothing changed is still nudged, then never a success.
+    # It failed first, so it runs again when the model stops, like a test: twice it still
+    # fails and the model is told; then the run, which did nothing, is never a success.
+    assert [h["exit_code"] for h in failed] == [1, 1, 1]
+    told = sse_server.requests[1].json()["messages"][-1]["content"]
+    assert told.startswith("Nothing has been changed yet. The task's check `python3 app.py`")
     assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
 
 
@@ -407,3 +411,28 @@ def test_the_file_named_after_an_echo_of_the_nudge_is_written(
     )
     assert code == 0 and events[-1]["outcome_code"] == "success", err
     assert (tmp_path / "hello.txt").read_text() == "Hi there\n"
+
+
+def test_a_command_that_failed_first_must_work_when_the_model_stops(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen1.5b, recover-failing-command (2026-12-07): it ran `export BUILD_MODE=release`
+    alone (a fresh shell each command: nothing carried over), said "Done.", and the run was a
+    success with the build never run. The command the task said to run failed first, so it
+    runs again at the end; the lone export's result says it changes nothing."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "build.py").write_text(
+        "import os, sys\nif os.environ.get('MODE') != 'release':\n"
+        "    sys.exit('error: run it as MODE=release python3 build.py')\n"
+        "open('out.txt', 'w').write('built')\n"
+    )
+    _reply(sse_server, f"{F}sh\nexport MODE=release\n{F}", "Done.",
+           f"{F}sh\nMODE=release python3 build.py\n{F}", "Done.")  # fmt: skip
+    code, events, err = _exec(tmp_path, "Build the project by running `python3 build.py`.")
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert (tmp_path / "out.txt").read_text() == "built"
+    export_result = sse_server.requests[1].json()["messages"][-1]["content"]
+    assert "each command runs in a fresh shell" in export_result
+    told = sse_server.requests[2].json()["messages"][-1]["content"]
+    assert told.startswith("The task's check `python3 build.py` exited 1")
+    assert "run it as MODE=release" in told

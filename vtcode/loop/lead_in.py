@@ -72,6 +72,7 @@ class LeadIn:
     written: set[str] = field(default_factory=set)  # files the run's blocks wrote
     refused: dict[str, str] = field(default_factory=dict)  # call id -> why it does not run
     observed: list[str] = field(default_factory=list)  # outputs of the task's commands (shown)
+    failed_first: list[str] = field(default_factory=list)  # those that failed: checked at the end
     expected: list[str] = field(default_factory=list)  # new files the task asks for
     unseen: tuple[str, ...] = ()  # files too big to show whole
     read: Callable[[str], str | None] | None = None  # a whole file, through read_file's checks

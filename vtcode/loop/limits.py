@@ -192,6 +192,7 @@ class LimitWatch:
         self.well_formed_calls = 0
         self.text_calls = 0  # calls the harness read from the model's text (text_turn.py)
         self.check_rounds = 0  # rounds of the task's named test commands (task_checks.py)
+        self.commands_ok: list[str] = []  # exec_command lines that exited 0, the whole run
 
     def saw_response(self, *, had_tool_calls: bool) -> None:
         self.idle_turns = 0 if had_tool_calls else self.idle_turns + 1

@@ -85,9 +85,18 @@ def prints_as_said(shown: str, expected: str) -> bool:
 
 
 def run_named_checks(self: Runner, task: str) -> CheckResult | None:
-    """Run the task's test commands (compact runs with the command tool, rounds left); the
-    first failure, or None when all passed or none ran."""
-    checks = [(c, None) for c in named_test_commands(task)] + stated_outputs(task)
+    """Run the task's test commands, the commands whose output it states, and the commands it
+    said to run that failed before the first request (compact runs with the command tool,
+    rounds left); the first failure, or None when all passed or none ran."""
+    tests = named_test_commands(task)
+    failed_first = [] if self.lead_in is None else self.lead_in.failed_first
+    # One the model has since run, in any form, and that exited 0 ("MODE=release python3
+    # build.py" for `python3 build.py`) is done: the task's way to run it may need more.
+    ran = self.watch.commands_ok
+    again = [c for c in failed_first if c not in tests and not any(c in r for r in ran)]
+    named = [*tests, *again]
+    checks: list[tuple[str, str | None]] = [(c, None) for c in named]
+    checks += stated_outputs(task)
     if not checks or self.watch.check_rounds >= MAX_CHECK_ROUNDS:
         return None
     if not any(spec.name == _EXEC for spec in self.tools.catalog()):
@@ -104,7 +113,7 @@ def _run(self: Runner, command: str, expected: str | None) -> CheckResult | None
     """The check's result (its output excerpted); None when it was not run."""
     attempt = self.watch.check_rounds
     purpose = (
-        "the test command the task names, run before the run ends"
+        "a command the task names, run before the run ends"
         if expected is None
         else "a command whose output the task states, run before the run ends"
     )

@@ -9,7 +9,11 @@ commands the task orders run now or says fail now (`task_text.commands_to_observ
 two, never one the task forbids, defers or makes conditional), through the run's own executor
 (the same sandbox, permission rules and hooks as a model's call), and the first request shows
 each one's output after the task (`LeadIn.observed`). Each run is recorded as a
-`verification_started` item, then `verification_passed` or `verification_failed`.
+`verification_started` item, then `verification_passed` or `verification_failed`. One that
+failed runs again when the model stops, as the task's test commands do (`task_checks`): the
+task asked for it to be run, or said it fails, so it must work when the work is done
+(qwen1.5b, recover-failing-command: it ran `export BUILD_MODE=release` alone, which changes
+no later shell, and said "Done.", a success with the build never run).
 
 The new files the task asks for ("into a new file answer.txt") that the folder lacks at the
 start are noted (`LeadIn.expected`): a run whose model stops before they exist gets one nudge
@@ -55,6 +59,8 @@ def observe_task(self: Runner, task: str) -> None:
         )  # fmt: skip
         if result is None:
             continue
+        if not result.passed:  # "Build it by running `x`", "`x` fails": it must work after
+            lead.failed_first.append(command)
         shown = excerpt(result.output.strip(), _HEAD_CHARS, _TAIL_CHARS)
         fence = "```"
         while fence in shown:  # the output's own fences never close the block early

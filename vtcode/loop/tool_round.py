@@ -138,6 +138,8 @@ def step_tools(self: Runner) -> None:
         self.watch.effective_calls += not result.rejected and not noop_write
         self.watch.noop_writes += result.outcome is ToolOutcome.SUCCESS and noop_write
         self.watch.attempted_calls += 1
+        if call.name == "exec_command" and result.exit_code == 0 and isinstance(arguments, dict):
+            self.watch.commands_ok.append(str(arguments.get("command", "")))
         malformed = result.rejected and result.outcome in _MALFORMED
         self.watch.well_formed_calls += not malformed
         if call.name not in POLLING_TOOLS:

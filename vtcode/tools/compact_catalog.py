@@ -19,6 +19,7 @@ given the record copies it back as its next answer (bench, fix-off-by-one, 2026-
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,13 @@ COMPACT_YIELD_MS = 120_000
 # A cut output's tail as a compact model reads it: the preview's 6 KiB of a long log is ~1,500
 # tokens of lines that are not the point; the lines that report errors are added apart.
 COMPACT_TAIL_CHARS = 2000
+# A command that only sets shell state (`export X=1`, `cd dir`) changes nothing for the next
+# command, each run in a fresh shell: qwen1.5b exported BUILD_MODE alone, then said "Done."
+_LONE_STATE = re.compile(r"^\s*(?:export|cd|set|unset|source|\.)\s+[^;&|\n]*$")
+_FRESH_SHELL_NOTE = (
+    "\n[each command runs in a fresh shell: this changes nothing for the next one; put both on "
+    "one line, for example: export X=1 && python3 build.py]"
+)
 
 _STRING = {"type": "string", "minLength": 1}
 # The arguments the read-only tools take (their full schemas'); any other key a small model adds
@@ -115,6 +123,8 @@ class CompactCatalog:
             text = _tail(text)
             text += f"\n[output cut: {record.get('total_output_bytes')} bytes in all]"
             text += _salient(spool, text)
+        if _LONE_STATE.match(str(record.get("command", ""))):
+            text += _FRESH_SHELL_NOTE
         if record.get("cancelled"):
             return f"{text}\n[stopped: the run was cancelled]".lstrip("\n")
         if record.get("is_exited") is False:
