@@ -436,3 +436,6 @@ def test_a_command_that_failed_first_must_work_when_the_model_stops(
     told = sse_server.requests[2].json()["messages"][-1]["content"]
     assert told.startswith("The task's check `python3 build.py` exited 1")
     assert "run it as MODE=release" in told
+    # not a test: its output may say how to run it (qwen1.5b rewrote build.py three times
+    # when told only to fix the cause in the files, 2026-12-07)
+    assert "Do what its output says. To run a command, write it in a ```sh block" in told

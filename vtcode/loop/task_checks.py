@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vtcode.events.enums import HarnessEventKind, ToolOutcome
-from vtcode.loop.task_text import named_test_commands, stated_outputs
+from vtcode.loop.task_text import TEST_RUNNER, named_test_commands, stated_outputs
 from vtcode.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -182,8 +182,18 @@ def failure_message(result: CheckResult, nothing_done: bool) -> str:
             "\n\nFix the cause. Write each file you change as its path on a line by itself, "
             "then its whole new content in a fenced code block."
         )
+    if TEST_RUNNER.match(result.command):
+        how = (
+            "Fix the cause. Write each file you change as its path on a line by itself, then "
+            "its whole new content in a fenced code block."
+        )
+    else:  # a command the task said to run: what it prints may say how to run it
+        how = (
+            "Do what its output says. To run a command, write it in a ```sh block; to change "
+            "a file, write its path on a line by itself, then its whole new content in a "
+            "fenced code block."
+        )
     return (
         f"{lead}The task's check `{result.command}` {code}:\n\n```\n{result.output.strip()}\n```"
-        "\n\nFix the cause. Write each file you change as its path on a line by itself, then "
-        "its whole new content in a fenced code block."
+        f"\n\n{how}"
     )

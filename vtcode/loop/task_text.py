@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 __all__ = [
+    "TEST_RUNNER",
     "asks_only_a_question",
     "commands_to_observe",
     "files_to_create",
@@ -37,7 +38,7 @@ _ORDER = re.compile(  # an order: a sentence or clause ("..., then fix it") led 
 _ASK = re.compile(r"(?:please\s+)?(?:explain|describe|summari[sz]e|tell me|show me)\b", re.I)
 
 _SPAN = re.compile(r"`([^`\n]{2,200})`")
-_TEST_RUNNER = re.compile(
+TEST_RUNNER = re.compile(
     r"^(?:python3?\s+-m\s+(?:unittest|pytest)\b|pytest\b|py\.test\b|"
     r"(?:npm|pnpm|yarn)\s+(?:run\s+)?test\b|go\s+test\b|cargo\s+test\b|make\s+(?:test|check)\b)"
 )
@@ -117,7 +118,7 @@ def named_test_commands(task: str) -> list[str]:
     forbidden = forbidden_commands(task)
     for m in _SPAN.finditer(task):
         command = m.group(1).strip()
-        if _TEST_RUNNER.match(command) and command not in forbidden and command not in found:
+        if TEST_RUNNER.match(command) and command not in forbidden and command not in found:
             found.append(command)
     return found[:2]
 
@@ -150,7 +151,7 @@ def commands_to_observe(task: str) -> list[str]:
         if clause is None:
             continue
         ordered = _RUN_ORDER.search(clause) is not None
-        if ordered or _FAILS_NOW.match(task, m.end()) or _TEST_RUNNER.match(command):
+        if ordered or _FAILS_NOW.match(task, m.end()) or TEST_RUNNER.match(command):
             found.append(command)
     return found
 
