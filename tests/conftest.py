@@ -259,6 +259,44 @@ def _isolated_user_config(
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
 
 
+# ---- the signal state every test starts from ------------------------------------------------
+
+import signal as _signal  # noqa: E402
+import warnings as _warnings  # noqa: E402
+
+_STOP_SIGNALS = (_signal.SIGINT, _signal.SIGTERM)
+# A signal the test process ignores or blocks is ignored or blocked in every program it starts
+# (both survive exec): Ctrl-C tests of a spawned `vtcode` then see it run to its end. A worker
+# started with SIGINT ignored (a CI runner that starts the suite in the background) or left
+# with a blocked mask by an earlier test breaks tests that are not at fault; so each test
+# starts with both signals deliverable and default-handled, and one that leaves them otherwise
+# is named in a warning.
+_signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)
+for _sig in _STOP_SIGNALS:
+    if _signal.getsignal(_sig) == _signal.SIG_IGN:
+        _signal.signal(
+            _sig, _signal.default_int_handler if _sig == _signal.SIGINT else _signal.SIG_DFL
+        )
+_SIGNAL_START = {s: _signal.getsignal(s) for s in _STOP_SIGNALS}
+
+
+@pytest.fixture(autouse=True)
+def _deliverable_stop_signals(request: pytest.FixtureRequest) -> _Iterator[None]:
+    yield
+    blocked = set(_signal.pthread_sigmask(_signal.SIG_BLOCK, [])) & set(_STOP_SIGNALS)
+    changed = [s for s in _STOP_SIGNALS if _signal.getsignal(s) != _SIGNAL_START[s]]
+    if not blocked and not changed:
+        return
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    for sig in changed:
+        _signal.signal(sig, _SIGNAL_START[sig])
+    _warnings.warn(
+        f"{request.node.nodeid} left SIGINT/SIGTERM blocked {sorted(blocked)} or re-handled "
+        f"{sorted(changed)}; restored",
+        stacklevel=1,
+    )
+
+
 # ---- outside programs from Debian (zsh, fish, chromium): installed on first use when missing --
 
 import shutil as _shutil  # noqa: E402
