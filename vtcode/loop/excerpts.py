@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from vtcode.loop.file_blocks import fence_for
+
 __all__ = ["Excerpt", "find_excerpts", "render", "splice"]
 
 CONTEXT_LINES = 3
@@ -117,9 +119,7 @@ def render(excerpts: Sequence[Excerpt]) -> str:
     ]
     for e in excerpts:
         body = "\n".join(e.lines)
-        fence = "```"
-        while fence in body:
-            fence += "`"
+        fence = fence_for(body)
         parts.append(f"{e.path}\n{fence}\n{body}\n{fence}")
     return "\n\n".join(parts)
 

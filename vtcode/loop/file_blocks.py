@@ -32,7 +32,18 @@ from dataclasses import dataclass
 
 from vtcode.loop.text_calls import MAX_CALLS, MAX_SCAN_CHARS, TextCall
 
-__all__ = ["SHELL_FENCES", "scan_file_blocks"]
+__all__ = ["SHELL_FENCES", "fence_for", "scan_file_blocks"]
+
+_FENCE_RUNS = re.compile(r"`{3,}")
+
+
+def fence_for(text: str) -> str:
+    """The fence a block of `text` is shown in: three backticks, or one more than the longest
+    run of them in `text` (a README with its own code block), so the block ends where the text
+    does and the model writes it back the same way."""
+    runs = [len(m) for m in _FENCE_RUNS.findall(text)]
+    return "`" * max(3, max(runs, default=0) + 1)
+
 
 SHELL_FENCES = frozenset({"sh", "bash", "shell", "console", "zsh"})
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CHECK_ROUNDS",
     "CheckResult",
+    "command_tool_offered",
     "excerpt",
     "failure_message",
     "run_named_checks",
@@ -55,6 +56,14 @@ _NOT_RUN = frozenset(
     }
 )
 _NO_SUCH_COMMAND = frozenset({126, 127})
+_FIX_IN_FILES = (
+    "Fix the cause. Write each file you change as its path on a line by itself, then its whole "
+    "new content in a fenced code block."
+)
+_DO_WHAT_IT_SAYS = (
+    "Do what its output says. To run a command, write it in a ```sh block; to change a file, "
+    "write its path on a line by itself, then its whole new content in a fenced code block."
+)
 _EXIT_LINE = re.compile(r"\[exit code -?\d+\]\s*\Z")
 _PASSED, _FAILED = HarnessEventKind.VERIFICATION_PASSED, HarnessEventKind.VERIFICATION_FAILED
 VERIFICATION_STARTED = HarnessEventKind.VERIFICATION_STARTED
@@ -99,7 +108,7 @@ def run_named_checks(self: Runner, task: str) -> CheckResult | None:
     checks += stated_outputs(task)
     if not checks or self.watch.check_rounds >= MAX_CHECK_ROUNDS:
         return None
-    if not any(spec.name == _EXEC for spec in self.tools.catalog()):
+    if not command_tool_offered(self):
         return None
     self.watch.check_rounds += 1
     for command, expected in checks:
@@ -109,21 +118,23 @@ def run_named_checks(self: Runner, task: str) -> CheckResult | None:
     return None
 
 
+def command_tool_offered(self: Runner) -> bool:
+    """The run offers the command tool, through which a task's commands run."""
+    return any(spec.name == _EXEC for spec in self.tools.catalog())
+
+
 def _run(self: Runner, command: str, expected: str | None) -> CheckResult | None:
-    """The check's result (its output excerpted); None when it was not run."""
+    """The check's result; None when it was not run."""
     attempt = self.watch.check_rounds
     purpose = (
         "a command the task names, run before the run ends"
         if expected is None
         else "a command whose output the task states, run before the run ends"
     )
-    result = run_task_command(
+    return run_task_command(
         self, command, call_id=f"check_{attempt}", attempt=attempt, purpose=purpose,
         expected=expected,
     )  # fmt: skip
-    if result is None:
-        return None
-    return CheckResult(command, result.exit_code, excerpt(result.output), expected)
 
 
 def run_task_command(
@@ -175,25 +186,10 @@ def failure_message(result: CheckResult, nothing_done: bool) -> str:
     """The next user message after a failed check."""
     code = "did not finish" if result.exit_code is None else f"exited {result.exit_code}"
     lead = "Nothing has been changed yet. " if nothing_done else ""
+    shown = f"```\n{excerpt(result.output).strip()}\n```"
     if result.expected is not None:
-        return (
-            f"{lead}The task says `{result.command}` prints {result.expected}. It {code} "
-            f"and printed:\n\n```\n{result.output.strip()}\n```"
-            "\n\nFix the cause. Write each file you change as its path on a line by itself, "
-            "then its whole new content in a fenced code block."
-        )
-    if TEST_RUNNER.match(result.command):
-        how = (
-            "Fix the cause. Write each file you change as its path on a line by itself, then "
-            "its whole new content in a fenced code block."
-        )
-    else:  # a command the task said to run: what it prints may say how to run it
-        how = (
-            "Do what its output says. To run a command, write it in a ```sh block; to change "
-            "a file, write its path on a line by itself, then its whole new content in a "
-            "fenced code block."
-        )
-    return (
-        f"{lead}The task's check `{result.command}` {code}:\n\n```\n{result.output.strip()}\n```"
-        f"\n\n{how}"
-    )
+        said = f"The task says `{result.command}` prints {result.expected}. It {code} and printed"
+        return f"{lead}{said}:\n\n{shown}\n\n{_FIX_IN_FILES}"
+    # A command the task said to run (not a test): what it prints may say how to run it.
+    how = _FIX_IN_FILES if TEST_RUNNER.match(result.command) else _DO_WHAT_IT_SAYS
+    return f"{lead}The task's check `{result.command}` {code}:\n\n{shown}\n\n{how}"

@@ -26,7 +26,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vtcode.loop.excerpts import find_excerpts
-from vtcode.loop.task_checks import excerpt, run_task_command
+from vtcode.loop.file_blocks import fence_for
+from vtcode.loop.task_checks import command_tool_offered, excerpt, run_task_command
 from vtcode.loop.task_text import commands_to_observe, files_to_create
 
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ __all__ = ["observe_task"]
 # traceback and its summary, or a long log's tail and its error lines (tools/compact_catalog.py).
 _HEAD_CHARS = 1500
 _TAIL_CHARS = 2500
-_EXEC = "exec_command"
 
 
 def observe_task(self: Runner, task: str) -> None:
@@ -50,7 +50,7 @@ def observe_task(self: Runner, task: str) -> None:
     lead.expected[:] = files_to_create(task, self.workspace)
     if lead.read is not None:
         lead.excerpts[:] = find_excerpts(task, lead.unseen, lead.read)
-    if not any(spec.name == _EXEC for spec in self.tools.catalog()):
+    if not command_tool_offered(self):
         return
     for n, command in enumerate(commands_to_observe(task)):
         result = run_task_command(
@@ -62,9 +62,7 @@ def observe_task(self: Runner, task: str) -> None:
         if not result.passed:  # "Build it by running `x`", "`x` fails": it must work after
             lead.failed_first.append(command)
         shown = excerpt(result.output.strip(), _HEAD_CHARS, _TAIL_CHARS)
-        fence = "```"
-        while fence in shown:  # the output's own fences never close the block early
-            fence += "`"
+        fence = fence_for(shown)  # the output's own fences never close the block early
         lead.observed.append(
             f"Output of `{command}`, run before you started:\n{fence}\n{shown}\n{fence}"
         )
