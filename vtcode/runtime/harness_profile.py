@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vtcode.config.model import HarnessProfile
+from vtcode.loop.file_blocks import fence_for
 from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.prompts import compact_system_prompt, exec_system_prompt
 from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
@@ -180,9 +181,17 @@ def _named(rel: str) -> str:
 def _fenced(text: str) -> str:
     """`text` in a fence the model writes back the same way: a longer fence when the text holds
     one (a README with a code block), so the block ends where the file does."""
-    runs = [len(m) for m in re.findall(r"`{3,}", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
+    fence = fence_for(text)
     return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+def _may_read(executor: RegistryToolExecutor, rel: str) -> bool:
+    """The run has `read_file` and its rules (deny rules, --disallowed-tools) let it read
+    `rel`: what the harness reads for the model, the model could have read itself."""
+    if "read_file" not in executor.registry:
+        return False
+    check = executor.permission
+    return check is None or check("read_file", {"path": rel}).allowed
 
 
 def _reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]:
@@ -190,13 +199,10 @@ def _reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]:
     (deny rules, --disallowed-tools) first, then the tool with its workspace and binary checks."""
 
     def read(rel: str) -> str | None:
-        args = {"path": rel}
-        if "read_file" not in executor.registry:
-            return None
-        if executor.permission is not None and not executor.permission("read_file", args).allowed:
+        if not _may_read(executor, rel):
             return None
         try:
-            result = executor.registry.get("read_file").run(args, executor.ctx)
+            result = executor.registry.get("read_file").run({"path": rel}, executor.ctx)
         except (ToolError, OSError):
             return None
         truncated = isinstance(result.data, dict) and result.data.get("truncated")
@@ -212,13 +218,10 @@ def _exact_reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]
     a file that is too big, binary or not UTF-8."""
 
     def read(rel: str) -> str | None:
-        if "read_file" not in executor.registry:
-            return None
-        check = executor.permission
-        if check is not None and not check("read_file", {"path": rel}).allowed:
+        if not _may_read(executor, rel):
             return None
         try:
-            opened = open_in_workspace(executor.ctx, rel)
+            opened = open_in_workspace(executor.ctx, rel)  # a regular file or a folder
         except (ToolError, OSError):
             return None
         if opened.is_dir:
@@ -226,8 +229,6 @@ def _exact_reader(executor: RegistryToolExecutor) -> Callable[[str], str | None]
             return None
         try:
             with os.fdopen(opened.fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    return None
                 data = f.read(EXCERPT_FILE_MAX_BYTES + 1)
         except OSError:
             return None

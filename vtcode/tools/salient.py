@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from vtcode.tools.beneath import open_regular_in
 
 __all__ = ["MAX_SCAN_BYTES", "Salient", "salient_lines"]
 
@@ -48,14 +49,18 @@ class Salient:
 def salient_lines(path: Path, *, shown: str = "", limit: int = 8) -> Salient:
     """The marked lines of the file at `path` that `shown` does not already hold."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
+        return Salient((), 0)
+    try:
+        fd = open_regular_in(parent, path.name)
+    finally:
+        os.close(parent)
+    if fd is None:
         return Salient((), 0)
     found: list[str] = []
     total = 0
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return Salient((), 0)
         read = 0
         for raw in f:
             read += len(raw)
