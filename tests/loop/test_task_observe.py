@@ -29,6 +29,7 @@ from tests.exec_support import (
     process_running,
     raw_events,
     spawn_vtcode,
+    vtcode,
     wait_for_path,
 )
 from tests.hang_check import run_python
@@ -439,3 +440,35 @@ def test_a_command_that_failed_first_must_work_when_the_model_stops(
     # not a test: its output may say how to run it (qwen1.5b rewrote build.py three times
     # when told only to fix the cause in the files, 2026-12-07)
     assert "Do what its output says. To run a command, write it in a ```sh block" in told
+
+
+def test_a_first_step_output_never_carries_a_known_secret_or_an_escape_sequence(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The first step's output is logged and shown like any command's: a secret vtcode knows
+    (a provider key in its environment) is redacted in the log and on stderr, the environment's
+    secrets never reach the command, and escape sequences never reach the terminal."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    secret = "sk-first-step-secret-0123456789abcdef"
+    token = "tok-9f8e7d6c5b4a"
+    (tmp_path / "job.py").write_text(
+        "import os, sys\n"
+        f"print('leak={secret}')\n"
+        "print('env=' + os.environ.get('MY_SERVICE_TOKEN', 'absent'))\n"
+        "print('\\x1b]0;title\\x07\\x1b[31mERROR red\\x1b[0m')\n"
+        "sys.exit(1)\n"
+    )
+    _reply(sse_server, f"answer.txt\n{F}\n1\n{F}", "Done.")
+    proc = vtcode(
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local",
+         "Run `python3 job.py`. Write 1 into a new file answer.txt."],
+        tmp_path,
+        env={"OPENAI_API_KEY": secret, "OPENAI_BASE_URL": "", "MY_SERVICE_TOKEN": token},
+    )  # fmt: skip
+    log = (tmp_path / ".vtcode" / "sessions" / SESSION / "events.jsonl").read_text()
+    failed = [h for h in _harness(raw_events(proc.stdout)) if h["event"] == "verification_failed"]
+    assert failed and "leak=[REDACTED]" in failed[0]["message"]
+    assert "env=absent" in failed[0]["message"]  # secret-named variables are withheld
+    for text in (proc.stdout, proc.stderr, log):
+        assert secret not in text and token not in text
+    assert "\x1b" not in proc.stderr and "ERROR red" in proc.stderr
