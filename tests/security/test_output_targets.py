@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from tests.exec_support import SESSION
 
 TIMEOUT = 20
@@ -30,15 +31,15 @@ def _env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _cli(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vtcode", "-C", str(root / "ws"), *args],
+    """A forked run (tests/forked_cli.py): the refusals under test are vtcode's path checks, not
+    what exec sets up; the SIGTERM test below starts a real interpreter."""
+    return forked_cli.run(
+        ["-C", str(root / "ws"), *args],
+        real=False,
         cwd=root,
         env=_env(root),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
         timeout=TIMEOUT,
-        check=False,
+        text=True,
     )
 
 

@@ -12,13 +12,13 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from tests.exec_support import SESSION
 
 pytestmark = pytest.mark.slow
@@ -120,16 +120,16 @@ def _env(root: Path) -> dict[str, str]:
 
 
 def _cli(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """A forked run (tests/forked_cli.py): what is under test is how vtcode opens its files, not
+    what exec sets up, and a fresh interpreter per case was most of this module's time."""
     try:
-        return subprocess.run(
-            [sys.executable, "-m", "vtcode", "-C", str(root / "ws"), *args],
+        return forked_cli.run(
+            ["-C", str(root / "ws"), *args],
+            real=False,
             cwd=root,
             env=_env(root),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
             timeout=TIMEOUT,
-            check=False,
+            text=True,
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"vtcode {' '.join(args)} did not end within {TIMEOUT} s")

@@ -336,7 +336,7 @@ def _run_exec(req: ExecRequest, cancel: CancelToken) -> ExecResult:
         registry = default_registry(cfg)
         tracker = TaskTracker() if req.dry_run else continuation_tracker(cfg, interactive=False)
         if tracker is not None:
-            registry.register(TaskTrackerTool(tracker))
+            registry.register(TaskTrackerTool(tracker), built_in=True)
         if registry.exec_sessions is not None:  # what a SIGKILLed earlier run left running
             registry.exec_sessions.reap_leftovers(spool_dir)
         ctx = ToolContext(
