@@ -3,7 +3,8 @@
 A probe on the local server (Qwen2.5-Coder 0.5B, eight easy public tasks, k = 3, 2026-12-06;
 docs/eval.md "Fourth pass") measured where the pieces must sit for a model that imitates:
 
-- one example exchange as real messages (task, the answer as file blocks, the result, "Done."):
+- one example exchange as real messages (task, the answer as file blocks, the result, a last
+  answer):
   6-9 of 24 solved; the same example written inside the system prompt: 3 of 24; no example: 1;
 - the workspace's files in the task's own message, in the same block form the model is to
   write: 6-9 of 24; the same files in the system prompt: 3 of 24.
@@ -14,6 +15,14 @@ instructions in the system prompt and the model answered "Done." (nothing writte
 8; without them, 3-5 of 8 were the file; without them and at temperature 0.2, 8 of 8. So a
 compact request sends no tool specs (calls written as JSON text still run, against the
 catalog) and asks for `TEMPERATURE`.
+
+The example used to end with the answer "Done.", and qwen0.5b answered "Done." to tasks it had
+not touched (every plan task, recover-failing-command and git-find-commit of the public suite).
+Replaying the first requests of five such tasks four times each (temperature 0.2, seeds fixed,
+2026-12-07; docs/eval.md "Eighth pass"), the replies that wrote or ran anything: 4 of 20 with
+"Done.", 15 of 20 with "Both files are written.", 14 of 20 with the result and answer left
+out, 10 of 20 with no example. Resampling at temperature 1.0 instead gave 0 of 12: the
+example, not the sampling, made the answer.
 
 So the lead-in is applied to each request, not to the history: the session records the task as
 the user wrote it, a resumed run shows the files as they are then, and compaction never sees the
@@ -48,7 +57,9 @@ EXAMPLE_EXCHANGE = (
         role="assistant", content="greeting.txt\n```\nHello, world\n```\n\ncount.txt\n```\n2\n```"
     ),
     Message(role="user", content="wrote greeting.txt\nwrote count.txt"),
-    Message(role="assistant", content="Done."),
+    # Not "Done.": the last thing the model read before the task, it was copied as the answer
+    # to the task (see the module doc, 2026-12-07).
+    Message(role="assistant", content="Both files are written."),
 )
 # The files the harness's own examples write (this exchange, and the system prompt's
 # hello.txt in loop/prompts.py): written word for word into a task's folder whose task never
