@@ -143,6 +143,7 @@ def inlined(
     workspace: Path,
     read: Callable[[str], str | None],
     budget: int = INLINE_BUDGET_CHARS,
+    candidates: list[tuple[str, int]] | None = None,
 ) -> tuple[str, frozenset[str]]:
     """The workspace's small text files as a prompt section, and the paths it shows whole:
     each path, then its text in a fence, the form the compact harness's model writes files in
@@ -151,13 +152,14 @@ def inlined(
     `read(rel)` returns a file's text, or None when it may not or cannot be read (the caller
     reads through the read_file tool's own checks and the run's deny rules). Files that do not
     fit the budget are named with their size; a block may not overwrite them
-    (`LeadIn.unseen_write`).
+    (`LeadIn.unseen_write`). `candidates`: the folder's files as `_candidates` lists them, when
+    the caller has walked it already.
     """
     parts: list[str] = []
     shown: list[str] = []
     named: list[str] = []
     left = budget
-    for rel, size in _candidates(workspace):
+    for rel, size in _candidates(workspace) if candidates is None else candidates:
         if len(shown) >= INLINE_MAX_FILES or size > min(left, INLINE_FILE_MAX_CHARS):
             named.append(f"{_named(rel)} ({size} bytes)")
             continue
@@ -259,11 +261,10 @@ def lead_in(
         return None
     tools = [t.name for t in executor.catalog()]
     read = _reader(executor) if "read_file" in tools else (lambda rel: None)
-    files, shown = inlined(workspace, read)
+    candidates = _candidates(workspace)  # one walk of the folder for both uses
+    files, shown = inlined(workspace, read, candidates=candidates)
     unseen = tuple(
-        rel
-        for rel, size in _candidates(workspace)
-        if rel not in shown and size <= EXCERPT_FILE_MAX_BYTES
+        rel for rel, size in candidates if rel not in shown and size <= EXCERPT_FILE_MAX_BYTES
     )
     exact = _exact_reader(executor) if "read_file" in tools else None
     return LeadIn(files=files, shown=shown, unseen=unseen, read=exact)
