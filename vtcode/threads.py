@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,3 +37,25 @@ def background_thread(
     daemon: bool = True,
 ) -> BackgroundThread:
     return BackgroundThread(target=target, name=name, args=args, daemon=daemon)
+
+
+# Longest the main thread blocks in one wait before Python's signal handlers get to run.
+SIGNAL_SLICE_SECS = 0.05
+
+
+def wait_event(event: threading.Event, seconds: float) -> bool:
+    """`event.wait(seconds)` that still runs a signal handler within `SIGNAL_SLICE_SECS`.
+
+    A blocking wait is interrupted only by a signal that arrives while it blocks. One whose C
+    handler ran just before (the main thread was between two bytecodes, or waiting for the GIL
+    behind a busy thread) is handled when the wait ends: a SIGINT during a 30 s backoff or a
+    replayed delay waited out all 30 s (seen as a 30 s test in 1 of 3 full suite runs; made
+    certain with `_thread.interrupt_main`, which trips the flag without interrupting the wait).
+    Short slices return to the interpreter, which runs the pending handler."""
+    deadline = time.monotonic() + max(0.0, seconds)
+    while True:
+        left = deadline - time.monotonic()
+        if event.wait(min(SIGNAL_SLICE_SECS, max(0.0, left))):
+            return True
+        if left <= SIGNAL_SLICE_SECS:
+            return event.is_set()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import _thread
 import signal
+import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
 from vtcode.loop.cancel import Cancelled, CancelToken
+from vtcode.threads import wait_event
 
 
 def test_signal_while_waiting_raises_at_once() -> None:
@@ -47,3 +52,47 @@ def test_background_threads_block_the_signals_so_the_main_thread_gets_them() -> 
     # the starting thread's own mask is unchanged
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     assert threading.current_thread() is threading.main_thread()
+
+
+def _tripped_while_waiting(wait: Callable[[threading.Event, float], bool]) -> float:
+    """Seconds `wait(event, 30)` took when SIGINT's flag was tripped while it waited.
+
+    `_thread.interrupt_main` does what the kernel's signal does when it lands just before the
+    wait blocks (or while the main thread waits for the GIL): Python's flag is set, but the
+    blocking call is not interrupted. The handler only runs when the interpreter gets control."""
+    event = threading.Event()
+    token = CancelToken()
+
+    def trip() -> None:
+        _thread.interrupt_main(signal.SIGINT)
+
+    started = time.monotonic()
+    with token.installed():
+        timer = threading.Timer(0.05, trip)
+        timer.start()
+        try:
+            with pytest.raises(Cancelled), token.interruptible():
+                wait(event, 30.0)
+        finally:
+            timer.join()
+    return time.monotonic() - started
+
+
+def test_a_signal_tripped_during_a_long_wait_is_handled_within_a_slice() -> None:
+    took = _tripped_while_waiting(wait_event)
+    assert took < 5, f"the wait ran {took:.1f}s before the SIGINT handler did"
+
+
+def test_the_plain_event_wait_is_the_case_wait_event_exists_for() -> None:
+    # The premise of the test above: a plain wait sleeps through a tripped flag. If a future
+    # Python handles it, wait_event's slicing is no longer needed (and this test says so).
+    took = _tripped_while_waiting(lambda e, s: e.wait(1.5))
+    assert took >= 1.4
+
+
+def test_wait_event_returns_the_event_state_like_event_wait() -> None:
+    event = threading.Event()
+    assert wait_event(event, 0.12) is False
+    event.set()
+    assert wait_event(event, 30.0) is True
+    assert wait_event(threading.Event(), 0) is False

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from vtcode.threads import wait_event
 from vtcode.tools.base import ToolError, ToolResult, TransientToolError
 
 __all__ = ["BACKOFF_BASE_SECS", "BACKOFF_MAX_SECS", "ToolRetry", "backoff", "retry_safe", "run"]
@@ -75,7 +76,7 @@ def run(
                 return e, made
             delay = backoff(len(made) + 1)
             made.append(ToolRetry(len(made) + 1, e.category, str(e), round(delay * 1000)))
-            if cancel.wait(delay):
+            if wait_event(cancel, delay):
                 return e, made
         except ToolError as e:
             return e, made

@@ -19,6 +19,7 @@ from vtcode.loop.recorder import StreamingToolCall
 from vtcode.loop.structured import ends_or_retries
 from vtcode.messages import Message, ModelRequest
 from vtcode.providers.base import FailureKind, ProviderError
+from vtcode.threads import wait_event
 
 if TYPE_CHECKING:
     from vtcode.loop.runner import Runner
@@ -130,7 +131,7 @@ def provider_failed(self: Runner, e: ProviderError, calls: dict[int, StreamingTo
             f"provider error (transient): {e.message}; retry {self.retries_used} of "
             f"{self.limits.max_task_retries} in {delay:g}s"
         )
-        if self.cancel.event.wait(delay):
+        if wait_event(self.cancel.event, delay):
             raise Cancelled(self.cancel.signum)
         self.machine.provider_failed(facts=self.facts(retry_allowed=True))
         return

@@ -31,6 +31,7 @@ from vtcode.providers.deadline import Deadlines, RequestClock
 from vtcode.providers.retry import parse_retry_after
 from vtcode.providers.sse import SSEEvent, SSEParser
 from vtcode.redact import redact_text
+from vtcode.threads import wait_event
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -272,7 +273,7 @@ class SSETransport:
 
     def wait(self, seconds: float) -> None:
         """Sleep between retries, cut short (and raising) by `interrupt()`."""
-        self._interrupt.wait(seconds)
+        wait_event(self._interrupt, seconds)
         self.check_interrupt()
 
     def check_interrupt(self) -> None:

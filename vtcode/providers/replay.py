@@ -34,6 +34,7 @@ from vtcode.providers.script import (
     compact_json,
     load_script,
 )
+from vtcode.threads import wait_event
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_MODEL", "ReplayProvider", "estimate_tokens"]
 
@@ -251,7 +252,7 @@ class ReplayProvider:
 
     def _wait(self, delay_ms: int | None) -> None:
         if delay_ms:
-            self._interrupt.wait(delay_ms / 1000)
+            wait_event(self._interrupt, delay_ms / 1000)
         if self._interrupt.is_set():
             self._interrupt.clear()
             raise ProviderInterrupted(provider=self.name)
