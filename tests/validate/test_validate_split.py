@@ -16,13 +16,14 @@ from pathlib import Path
 
 import orjson
 import pytest
+import split_sweep
 from exec_support import vtcode
+from lean import run_lean
 
 from vtcode.validate import FormatOption, ValidateOptions, validate_path
-from vtcode.validate.engine import finish_report, start_state
 from vtcode.validate.lines import LAST_UNTERMINATED, OK, TOO_LONG, LineReader
 from vtcode.validate.report import Profile
-from vtcode.validate.split import can_split, validate_split
+from vtcode.validate.split import can_split
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = sorted((REPO / "fixtures" / "logs").glob("*/*.jsonl"))
@@ -45,18 +46,6 @@ def _report(path: Path, opts: ValidateOptions) -> dict[str, object]:
     return dataclasses.asdict(report)
 
 
-def _split_report(
-    path: Path, opts: ValidateOptions, at: int
-) -> tuple[str | None, dict[str, object]]:
-    """How the split went ("joined": the child's half was used; "redone": the parent scanned
-    the second half itself) and the report, which must be the single pass's either way."""
-    with path.open("rb") as f:
-        state = start_state(opts)
-        outcome = validate_split(f, state, at=at)
-        assert outcome is not None  # a forced split always starts
-    return outcome, dataclasses.asdict(finish_report("log", state))
-
-
 def _turn_starts(data: bytes) -> set[int]:
     """Byte offsets of the turn.started lines: where the automatic split cuts."""
     out: set[int] = set()
@@ -69,38 +58,32 @@ def _turn_starts(data: bytes) -> set[int]:
 
 
 def test_every_split_point_of_every_fixture_log_gives_the_single_pass_report() -> None:
-    joined = 0
-    for path in LOGS:
-        data = path.read_bytes()
-        turns = _turn_starts(data)
-        for opts in OPTION_SETS:
-            expected = _report(path, opts)
-            for at in _line_starts(data):
-                outcome, got = _split_report(path, opts, at)
-                assert got == expected, f"{path.name} split at byte {at} ({outcome}) with {opts}"
-                if outcome == "joined":
-                    joined += 1
-                else:
-                    # redoing costs time, never exactness; at a turn of a valid log it would
-                    # mean the speculation is too narrow for the usual case
-                    assert not (path.parent.name == "valid" and at in turns), (path.name, at)
-    assert joined > 300  # the comparison above ran on real joins, not only on declines
+    # In a lean interpreter: each split forks, and a fork from this worker costs 2-3x more.
+    cases = [(path, opts) for path in LOGS for opts in OPTION_SETS]
+    # redoing costs time, never exactness; at a turn of a valid log it would mean the
+    # speculation is too narrow for the usual case
+    turns = {p: sorted(_turn_starts(p.read_bytes())) for p in LOGS if p.parent.name == "valid"}
+    sweep = run_lean(split_sweep.every_line, cases, turns)
+    assert sweep.wrong == []
+    assert sweep.redone_at_a_turn == []
+    assert sweep.declined == 0  # a forced split always starts
+    assert sweep.joined > 300  # the comparison above ran on real joins, not only on declines
 
 
 def test_shuffled_mixtures_of_good_and_bad_lines_split_anywhere(tmp_path: Path) -> None:
     pool = [line for path in LOGS for line in path.read_bytes().splitlines() if line]
     rng = random.Random(1404)
-    log = tmp_path / "mix.jsonl"
+    cases, points = [], {}
     for round_ in range(40):
         lines = rng.sample(pool, rng.randint(5, 60))
+        log = tmp_path / f"mix-{round_}.jsonl"
         log.write_bytes(b"\n".join(lines) + (b"\n" if round_ % 3 else b""))
-        data = log.read_bytes()
-        starts = _line_starts(data)
-        opts = OPTION_SETS[round_ % len(OPTION_SETS)]
-        expected = _report(log, opts)
-        for at in rng.sample(starts, min(6, len(starts))):
-            outcome, got = _split_report(log, opts, at)
-            assert got == expected, f"round {round_}, split at byte {at} ({outcome})"
+        starts = _line_starts(log.read_bytes())
+        cases.append((log, OPTION_SETS[round_ % len(OPTION_SETS)]))
+        points[log] = rng.sample(starts, min(6, len(starts)))
+    sweep = run_lean(split_sweep.every_line, cases, {}, points)  # lean: see the test above
+    assert sweep.wrong == []
+    assert sweep.declined == 0  # a forced split always starts
 
 
 def _big_log(path: Path, lines: int) -> None:
