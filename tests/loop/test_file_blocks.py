@@ -117,6 +117,36 @@ def _exec(tmp_path: Path, prompt: str) -> subprocess.CompletedProcess[str]:
             f"a.txt\r\n{F}\r\n1\r\n{F}\r\n",
             [("write_file", {"path": "a.txt", "content": "1\r\n"})],
         ),
+        # the opening fence written twice (qwen0.5b, 14 of 888 eval replies): one opening, and
+        # the blocks after it pair up as written
+        (
+            f"README.md\n{F}\n{F}\n# inbox\n\nA tiny service.\n{F}",
+            [("write_file", {"path": "README.md", "content": "# inbox\n\nA tiny service.\n"})],
+        ),
+        (
+            f"a.txt\n{F}\n{F}\n1\n{F}\n\nb.txt\n{F}\n2\n{F}",
+            [
+                ("write_file", {"path": "a.txt", "content": "1\n"}),
+                ("write_file", {"path": "b.txt", "content": "2\n"}),
+            ],
+        ),
+        (f"{F}sh\n{F}\nls\n{F}", [("exec_command", {"command": "ls"})]),
+        # ... but an empty file stays empty: nothing after it, a blank line, or a fence between
+        (f"__init__.py\n{F}\n{F}\n", [("write_file", {"path": "__init__.py", "content": ""})]),
+        (
+            f"a.txt\n{F}\n{F}\n\nb.txt\n{F}\n2\n{F}",
+            [
+                ("write_file", {"path": "a.txt", "content": ""}),
+                ("write_file", {"path": "b.txt", "content": "2\n"}),
+            ],
+        ),
+        (
+            f"e.txt\n{F}\n{F}\nNow run it:\n{F}sh\npython3 x.py\n{F}",
+            [
+                ("write_file", {"path": "e.txt", "content": ""}),
+                ("exec_command", {"command": "python3 x.py"}),
+            ],
+        ),
         (f"{F}sh\n\n{F}", []),  # an empty command
         (f"a.txt\n{F}\nnever closed", []),  # open, and the reply may have been cut off
         ("No blocks at all.", []),
@@ -219,6 +249,24 @@ def test_a_block_writes_the_file_and_a_shell_block_runs(
     history = sse_server.requests[1].json()["messages"]
     assert history[-3]["content"] == reply  # the model sees its own blocks, then the results
     assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_a_doubled_opening_fence_writes_the_file_and_says_so(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    # fix-typo, qwen0.5b (2026-12-07): read as an empty block, this emptied README.md
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "README.md").write_text("# inbox\n\nYou recieve mail.\n")
+    reply = f"README.md\n{F}\n{F}\n# inbox\n\nYou receive mail.\n{F}\n\ncount.txt\n{F}\n1\n{F}"
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed the typo in README.md.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    assert (tmp_path / "README.md").read_text() == "# inbox\n\nYou receive mail.\n"
+    assert (tmp_path / "count.txt").read_text() == "1\n"
+    (recovered,) = _items(events, "harness")
+    assert "a doubled opening fence read as one" in recovered["message"]
+    assert events[-1]["outcome_code"] == "success"
 
 
 def test_a_shown_file_with_spaces_in_its_name_is_written_by_its_quoted_name(

@@ -67,6 +67,10 @@ class _Block:
     before: str  # the line before the opening fence
     info: str
     body: str
+    repairs: tuple[str, ...] = ()
+
+
+_DOUBLED = "a doubled opening fence read as one"
 
 
 def scan_file_blocks(
@@ -89,14 +93,14 @@ def scan_file_blocks(
         path = _path_of(block.before, info, known) or _path_of(info, info, known)
         if path is not None and "write_file" in catalog:
             args_json = json.dumps({"path": path, "content": block.body}, ensure_ascii=False)
-            calls.append(TextCall("write_file", args_json, ("file block read as write_file",)))
+            repairs = ("file block read as write_file", *block.repairs)
+            calls.append(TextCall("write_file", args_json, repairs))
         elif path is None and info.lower() in SHELL_FENCES and "exec_command" in catalog:
             command = "\n".join(_unprompted(line) for line in block.body.splitlines()).strip()
             if command:
                 args_json = json.dumps({"command": command}, ensure_ascii=False)
-                calls.append(
-                    TextCall("exec_command", args_json, ("shell block read as exec_command",))
-                )
+                repairs = ("shell block read as exec_command", *block.repairs)
+                calls.append(TextCall("exec_command", args_json, repairs))
     return tuple(calls)
 
 
@@ -125,18 +129,44 @@ def _blocks(text: str, *, ended: bool) -> list[_Block]:
         before = lines[i - 1] if i else ""
         same = closers.get(len(m.group(1)), [])
         k = bisect.bisect_right(same, i)
+        start, repairs = i, ()
+        if _doubled(lines, i, same, k, last_fence, ended=ended):
+            start, repairs, k = i + 1, (_DOUBLED,), k + 1
         if k < len(same):
             j = same[k]
-            out.append(_Block(before, m.group(2), "".join(f"{b}\n" for b in lines[i + 1 : j])))
+            body = "".join(f"{b}\n" for b in lines[start + 1 : j])
+            out.append(_Block(before, m.group(2), body, repairs))
             i = j + 1
             continue
-        if ended and i == last_fence:
-            body = "\n".join(lines[i + 1 :])
-            out.append(
-                _Block(before, m.group(2), body if body.endswith("\n") or not body else body + "\n")
-            )
+        if ended and start == last_fence:
+            body = "\n".join(lines[start + 1 :])
+            body = body if body.endswith("\n") or not body else body + "\n"
+            out.append(_Block(before, m.group(2), body, repairs))
         i += 1
     return out
+
+
+def _doubled(
+    lines: list[str], i: int, same: list[int], k: int, last_fence: int, *, ended: bool
+) -> bool:
+    """The opening at line `i` is written twice ("README.md", a fence, a fence, the file, a
+    fence): read as one, the block was empty and the file went into the text after it, and
+    the fences after it paired up wrongly. qwen0.5b in 14 of 888 eval replies (2026-12-07);
+    fix-typo wrote README.md empty that way. Only when the line after the second fence is
+    text, and no fence line comes between it and the fence that would close the block (or,
+    in a reply that ended on its own, the end): an empty file followed by other blocks is
+    still read as written."""
+    if k >= len(same) or same[k] != i + 1 or i + 2 >= len(lines):
+        return False
+    if not lines[i + 2].strip() or lines[i + 2].startswith("```"):
+        return False
+    if k + 1 < len(same):
+        end = same[k + 1]
+    elif ended and last_fence == i + 1:
+        end = len(lines)
+    else:
+        return False
+    return not any(line.startswith("```") for line in lines[i + 2 : end])
 
 
 def _path_of(line: str, info: str, known: Collection[str] = ()) -> str | None:
