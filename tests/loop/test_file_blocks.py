@@ -25,7 +25,7 @@ from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.loop.test_compact_harness import _run
 from tests.loop.test_text_tool_calls_cli import _config, chat_sse
-from vtcode.loop.file_blocks import scan_file_blocks
+from vtcode.loop.file_blocks import escaped_breaks_added, scan_file_blocks
 from vtcode.loop.text_calls import MAX_CALLS, MAX_SCAN_CHARS
 
 CATALOG = {"write_file", "exec_command", "read_file", "list_files"}
@@ -535,6 +535,51 @@ def test_a_question_answered_with_code_is_a_success_not_nudged(
     assert [h for h in _items(events, "harness") if h["event"] == "continuation_started"] == []
     assert proc.returncode == 0 and events[-1]["outcome_code"] == "success", proc.stderr
     assert len(sse_server.requests) == 1
+
+
+def test_a_file_written_as_a_json_string_body_is_refused_and_kept(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, protected-test (eval, 2026-12-07): it wrote price.py with its line breaks as
+    \\n escapes; the next request showed the file so, and each turn escaped it once more
+    until the task's time ran out. Refused, the file stays whole, and a block written
+    properly next is written."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    price = 'def format_price(amount):\n    """1234.5 -> "$1,234.50"."""\n    return str(amount)\n'
+    (tmp_path / "price.py").write_text(price)
+    escaped = (
+        'def format_price(amount):\\n    \\"\\"\\"1234.5 -> \\"$1,234.50\\".\\"\\"\\"\\n'
+        '    return f\\"${amount:,.2f}\\"\\n\\ndef other():\\n    pass\\n'
+    )
+    fixed = 'def format_price(amount):\n    """1234.5 -> "$1,234.50"."""\n'
+    fixed += '    return f"${amount:,.2f}"\n'
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"price.py\n{F}\n{escaped}\n{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"price.py\n{F}\n{fixed}{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("price.py formats with commas now.")))
+    code, events, err = _run(tmp_path)
+    assert code == 0, err
+    outputs = [o["output"] for o in _items(events, "tool_output")]
+    assert outputs[0].startswith("not written: price.py has real line breaks, and this text ")
+    assert outputs[1] == f"updated price.py ({len(fixed)} bytes)"
+    assert (tmp_path / "price.py").read_text() == fixed
+    # what the second request showed of price.py was the file, not the escaped text
+    second = json.dumps(sse_server.requests[1].json()["messages"])
+    assert "return str(amount)" in second
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "refused"),
+    [
+        ("a = 1\n", "a = 1\\nb = 2\\n\\ndef f():\\n    return 1\\n", True),
+        ("", "x\\n\\n\\n\\n\\n\\n", True),
+        # strings that hold escapes, kept or added by one or two: a file's own content
+        ('s = "a\\n\\nb"\nt = "c\\n\\nd"\n', 's = "a\\n\\nb"\nt = "c\\n\\nd"\nu = 3\n', False),
+        ("a = 1\n", 'a = 1\nhelp = "usage:\\n    x\\n    y"\n', False),
+        ("a = 1\n", "a = 2\n", False),
+    ],
+)
+def test_which_writes_add_escaped_line_breaks(old: str, new: str, refused: bool) -> None:
+    assert escaped_breaks_added(old, new) is refused
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from vtcode.loop.text_calls import MAX_CALLS, MAX_SCAN_CHARS, TextCall
 
-__all__ = ["SHELL_FENCES", "fence_for", "scan_file_blocks"]
+__all__ = ["SHELL_FENCES", "escaped_breaks_added", "fence_for", "scan_file_blocks"]
 
 _FENCE_RUNS = re.compile(r"`{3,}")
 
@@ -129,7 +129,8 @@ def _blocks(text: str, *, ended: bool) -> list[_Block]:
         before = lines[i - 1] if i else ""
         same = closers.get(len(m.group(1)), [])
         k = bisect.bisect_right(same, i)
-        start, repairs = i, ()
+        start = i
+        repairs: tuple[str, ...] = ()
         if _doubled(lines, i, same, k, last_fence, ended=ended):
             start, repairs, k = i + 1, (_DOUBLED,), k + 1
         if k < len(same):
@@ -222,3 +223,25 @@ def _quoted(line: str) -> str | None:
 def _unprompted(line: str) -> str:
     """A command line without the `$ ` prompt a model copies from a terminal transcript."""
     return line[2:] if line.startswith("$ ") else line
+
+
+# A line break written as the two characters backslash and n, where the next line's start
+# follows: another escaped break, an indent, or a statement keyword. Python's own files hold a
+# few (strings such as "a\n\nb"); a whole file written as one JSON string holds one per line.
+_ESCAPED_BREAK = re.compile(
+    r"\\n(?=\\n|\\t| {4}|(?:def|class|import|from|return|if|for|while|print)\b)"
+)
+_ESCAPES_ADDED = 3
+
+
+def escaped_breaks_added(old: str, new: str) -> bool:
+    """`new`, a block's text for a file that holds `old`, has its line breaks written as `\\n`
+    escapes that `old` does not have: the model wrote the file as a JSON string's body.
+
+    qwen0.5b did so in 18 of 593 writes of this round's eval logs (failing-test, protected-test,
+    plan-extract-module), and each such write fed the next: the lead-in shows the file as it
+    now is, the model copies it and escapes it once more (price.py grew 309 -> 605 bytes of
+    backslashes in four turns until the task's time ran out). Counted against the file it
+    replaces, since files hold such escapes in their strings (100 of the 7,054 Python files
+    of this project and its virtualenv hold 3 or more); a new file is never refused for it."""
+    return len(_ESCAPED_BREAK.findall(new)) - len(_ESCAPED_BREAK.findall(old)) >= _ESCAPES_ADDED

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vtcode.loop.excerpts import Excerpt, render, splice
+from vtcode.loop.file_blocks import escaped_breaks_added
 from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.messages import Message
 
@@ -167,6 +168,20 @@ class LeadIn:
                 if any(e.path == rel for e in self.excerpts)
                 else ""
             )
+        )
+
+    def escaped_write(self, path: str, content: str) -> str | None:
+        """Why a block may not write `content` over `path` (None: it may): its line breaks are
+        `\\n` escapes the file does not have (`file_blocks.escaped_breaks_added`). Refused,
+        the file stays as it was, and so does what the next request shows of it."""
+        rel = os.path.normpath(path)
+        current = None if self.read is None else self.read(rel)
+        if current is None or not escaped_breaks_added(current, content):
+            return None
+        return (
+            f"not written: {path} has real line breaks, and this text writes them as \\n "
+            'escapes (and quotes as \\"), as inside a JSON string. Write the file as it is on '
+            "disk: each line on its own line, quotes without backslashes."
         )
 
     def shape(self, history: Sequence[Message]) -> list[Message]:

@@ -161,7 +161,8 @@ def _over_excerpt(lead: LeadIn, call: TextCall) -> tuple[TextCall, str | None]:
 def _guard_block_write(
     lead: LeadIn, call: TextCall, call_id: str, workspace: Path, task: str
 ) -> None:
-    """A block that would overwrite a file the model has not seen whole does not run."""
+    """A block that would overwrite a file the model has not seen whole, or write a file's
+    line breaks as escapes, does not run."""
     if call.name != "write_file":
         return
     args = json.loads(call.arguments)
@@ -173,6 +174,8 @@ def _guard_block_write(
         if isinstance(path, str)
         else None
     )
+    if why is None and isinstance(path, str) and text is not None:
+        why = lead.escaped_write(path, text)
     if why is not None:
         lead.refused[call_id] = why
 
