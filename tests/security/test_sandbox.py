@@ -8,6 +8,7 @@ ignored `build/` (not under /tmp: the temp dir is writable on purpose in workspa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -138,8 +139,13 @@ class _Listener:
             conn.close()
 
     def close(self) -> None:
+        # shutdown wakes the accept() the serving thread is blocked in; close alone does not
+        # (Linux), and each close waited out the join's 5 s.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self.thread.join(timeout=5)
+        assert not self.thread.is_alive(), "the listener's thread did not end"
 
 
 @pytest.mark.parametrize("network", [False, True])
