@@ -181,7 +181,9 @@ def test_the_real_peers_accept_the_command_line_and_report_a_provider_error(
     refuses every request: both start (their flags are right), and their own streams say the
     request failed, which the runner reads as provider_error."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     try:
         port = server.server_address[1]
