@@ -7,13 +7,15 @@ log forks once per split: 1,536 splits took 27.9 s from a 346 MB process and 8.1
 45 MB one (bench: the sweep of tests/validate/test_validate_split.py in a bare interpreter,
 with and without 300 MB of ballast). `run_lean` starts a `spawn` interpreter that imports
 only the function's module, runs it there and returns its result; an exception in it is
-raised here, message included.
+raised here, and a child that dies, or an exception that cannot cross back, is
+`BrokenProcessPool` at once (multiprocessing.Pool waited forever on both).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -23,5 +25,6 @@ R = TypeVar("R")
 def run_lean(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
     """`fn(*args, **kwargs)` in a fresh interpreter; `fn` must be a module-level function of a
     module that imports little (the child imports it by name)."""
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(fn, args, kwargs)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(fn, *args, **kwargs).result()

@@ -7,11 +7,12 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from vtcode.loop.cancel import Cancelled, CancelToken
-from vtcode.threads import wait_event
+from vtcode.threads import future_result, wait_event
 
 
 def test_signal_while_waiting_raises_at_once() -> None:
@@ -81,6 +82,28 @@ def _tripped_while_waiting(wait: Callable[[threading.Event, float], bool]) -> fl
 def test_a_signal_tripped_during_a_long_wait_is_handled_within_a_slice() -> None:
     took = _tripped_while_waiting(wait_event)
     assert took < 5, f"the wait ran {took:.1f}s before the SIGINT handler did"
+
+
+def test_a_signal_tripped_while_waiting_on_a_pool_thread_is_handled_within_a_slice() -> None:
+    # loop/parallel.py: the main thread waits on the read-only calls' pool threads
+    with ThreadPoolExecutor(max_workers=1) as pool:
+
+        def wait_on_pool(event: threading.Event, seconds: float) -> bool:
+            try:
+                return future_result(pool.submit(event.wait, seconds))
+            finally:
+                event.set()  # the pool thread's wait ends with the test
+
+        took = _tripped_while_waiting(wait_on_pool)
+    assert took < 5, f"the wait ran {took:.1f}s before the SIGINT handler did"
+
+
+def test_future_result_gives_the_calls_own_timeout_error() -> None:
+    def times_out() -> None:
+        raise TimeoutError("the tool's own")
+
+    with ThreadPoolExecutor(max_workers=1) as pool, pytest.raises(TimeoutError, match="own"):
+        future_result(pool.submit(times_out))
 
 
 def test_the_plain_event_wait_is_the_case_wait_event_exists_for() -> None:

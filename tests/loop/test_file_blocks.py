@@ -147,6 +147,33 @@ def _exec(tmp_path: Path, prompt: str) -> subprocess.CompletedProcess[str]:
                 ("exec_command", {"command": "python3 x.py"}),
             ],
         ),
+        # ... or the next block's path, or a line introducing it, right after the empty block
+        (
+            f"a.txt\n{F}\n{F}\nb.txt\n{F}\n2\n{F}\n",
+            [
+                ("write_file", {"path": "a.txt", "content": ""}),
+                ("write_file", {"path": "b.txt", "content": "2\n"}),
+            ],
+        ),
+        (
+            f"__init__.py\n{F}\n{F}\nAnd the main module:\nmain.py\n{F}\nprint(1)\n{F}\n",
+            [
+                ("write_file", {"path": "__init__.py", "content": ""}),
+                ("write_file", {"path": "main.py", "content": "print(1)\n"}),
+            ],
+        ),
+        # a doubled fence of four backticks around a file holding a fence of three
+        (
+            f"README.md\n````\n````\n# inbox\nRun:\n{F}sh\nmake\n{F}\n````",
+            [
+                (
+                    "write_file",
+                    {"path": "README.md", "content": f"# inbox\nRun:\n{F}sh\nmake\n{F}\n"},
+                )
+            ],
+        ),
+        # doubled, and the reply cut off before the closing fence: no block (it may be partial)
+        (f"README.md\n{F}\n{F}\n# inbox\n\nYou rec", []),
         (f"{F}sh\n\n{F}", []),  # an empty command
         (f"a.txt\n{F}\nnever closed", []),  # open, and the reply may have been cut off
         ("No blocks at all.", []),
@@ -182,6 +209,18 @@ def test_a_quoted_name_with_spaces_is_a_path_only_when_shown(
     assert writes == ([path] if path else [])
 
 
+def test_a_doubled_opening_left_open_is_written_once_and_only_when_the_reply_ended() -> None:
+    cut = f"README.md\n{F}\n{F}\n# inbox\n\nYou rec"
+    assert _calls(cut, ended=False) == []
+    assert _calls(cut, ended=True) == [
+        ("write_file", {"path": "README.md", "content": "# inbox\n\nYou rec\n"})
+    ]
+    # the path in the first fence's info: one write, not one per fence line
+    assert _calls(f"{F}hello.py\n{F}\nprint(1)", ended=True) == [
+        ("write_file", {"path": "hello.py", "content": "print(1)\n"})
+    ]
+
+
 def test_a_last_block_left_open_counts_only_when_the_reply_ended_on_its_own() -> None:
     """qwen0.5b often stops before the closing fence; a reply cut off by the output cap may end
     in the middle of a file, and writing that would truncate it."""
@@ -207,6 +246,8 @@ def test_blocks_need_their_tool_and_are_bounded() -> None:
         f"f.txt\r\n{F}\r\nx\r\n{F}\r\n",  # CRLF fences that never closed (40 s)
         f"{F}\n{F}`\n",  # fences of two lengths, neither closing the other
         f"{F}{' ' * MAX_SCAN_CHARS}`\n",  # one line of blanks, then a backtick (180 s)
+        f"a.txt\n{F}\n{F}\nx\n",  # doubled openings, each looking ahead for its closing fence
+        f"{F}a\n{F}\nx\n",
     ],
 )
 def test_scanning_an_adversarial_reply_is_linear(unit: str) -> None:
@@ -571,11 +612,24 @@ def test_a_file_written_as_a_json_string_body_is_refused_and_kept(
     ("old", "new", "refused"),
     [
         ("a = 1\n", "a = 1\\nb = 2\\n\\ndef f():\\n    return 1\\n", True),
-        ("", "x\\n\\n\\n\\n\\n\\n", True),
+        ("x\ny\nz\n", "x\\ny\\nz\\n\\n\\n\\n", True),
         # strings that hold escapes, kept or added by one or two: a file's own content
         ('s = "a\\n\\nb"\nt = "c\\n\\nd"\n', 's = "a\\n\\nb"\nt = "c\\n\\nd"\nu = 3\n', False),
         ("a = 1\n", 'a = 1\nhelp = "usage:\\n    x\\n    y"\n', False),
         ("a = 1\n", "a = 2\n", False),
+        # escaped strings added with the lines that hold them: code, not an escaped file
+        (
+            "import pathlib\n",
+            'import pathlib\n\npathlib.Path("f.py").write_text(\n'
+            '    "def f():\\n    return 1\\n\\nprint(f())\\n"\n)\n',
+            False,
+        ),
+        (
+            "p = argparse.ArgumentParser()\n",
+            "p = argparse.ArgumentParser(\n"
+            '    epilog="Examples:\\n\\n    tool a\\n    tool b\\n"\n)\n',
+            False,
+        ),
     ],
 )
 def test_which_writes_add_escaped_line_breaks(old: str, new: str, refused: bool) -> None:

@@ -131,7 +131,10 @@ def _blocks(text: str, *, ended: bool) -> list[_Block]:
         k = bisect.bisect_right(same, i)
         start = i
         repairs: tuple[str, ...] = ()
-        if _doubled(lines, i, same, k, last_fence, ended=ended):
+        doubled = _doubled(lines, i, len(m.group(1)), same, k, last_fence)
+        if doubled == "cut" and not ended:
+            break  # cut off inside a doubled block: no file from here on is whole
+        if doubled is not None:
             start, repairs, k = i + 1, (_DOUBLED,), k + 1
         if k < len(same):
             j = same[k]
@@ -143,31 +146,42 @@ def _blocks(text: str, *, ended: bool) -> list[_Block]:
             body = "\n".join(lines[start + 1 :])
             body = body if body.endswith("\n") or not body else body + "\n"
             out.append(_Block(before, m.group(2), body, repairs))
+            break  # no fence line follows: nothing after it is a block
         i += 1
     return out
 
 
 def _doubled(
-    lines: list[str], i: int, same: list[int], k: int, last_fence: int, *, ended: bool
-) -> bool:
-    """The opening at line `i` is written twice ("README.md", a fence, a fence, the file, a
-    fence): read as one, the block was empty and the file went into the text after it, and
-    the fences after it paired up wrongly. qwen0.5b in 14 of 888 eval replies (2026-12-07);
-    fix-typo wrote README.md empty that way. Only when the line after the second fence is
-    text, and no fence line comes between it and the fence that would close the block (or,
-    in a reply that ended on its own, the end): an empty file followed by other blocks is
-    still read as written."""
+    lines: list[str], i: int, width: int, same: list[int], k: int, last_fence: int
+) -> str | None:
+    """Whether the opening at line `i` (a fence of `width` backticks) is written twice
+    ("README.md", a fence, a fence, the file, a fence): None when not; "closed" when a fence
+    closes the file; "cut" when no fence line follows (the file runs to the reply's end, or
+    was cut off there). Read as one fence, the block was empty and the file went into the
+    text after it, and the fences after it paired up wrongly: qwen0.5b in 14 of 888 eval
+    replies (2026-12-07); fix-typo wrote README.md empty that way.
+
+    Only when the line after the second fence is text and no fence line of the width comes
+    before the fence that would close the block; and not when that fence may open the next
+    block instead (a fence closes after it, and the line before it is a path or ends with a
+    colon: "a.txt", a fence, a fence, "b.txt", a fence, "2", a fence is an empty a.txt and a
+    b.txt). In a reply that ended on its own, an empty block followed by one line of prose and
+    nothing else reads as that line (it cannot be told from a doubled fence whose model
+    stopped before the closing one)."""
+    fence = "`" * width
     if k >= len(same) or same[k] != i + 1 or i + 2 >= len(lines):
-        return False
-    if not lines[i + 2].strip() or lines[i + 2].startswith("```"):
-        return False
-    if k + 1 < len(same):
-        end = same[k + 1]
-    elif ended and last_fence == i + 1:
-        end = len(lines)
-    else:
-        return False
-    return not any(line.startswith("```") for line in lines[i + 2 : end])
+        return None
+    if not lines[i + 2].strip() or lines[i + 2].startswith(fence):
+        return None
+    if k + 1 >= len(same):
+        return "cut" if last_fence == i + 1 else None
+    end = same[k + 1]
+    if any(line.startswith(fence) for line in lines[i + 2 : end]):
+        return None
+    intro = lines[end - 1]
+    if k + 2 < len(same) and (_path_of(intro, "") is not None or intro.rstrip().endswith(":")):
+        return None
+    return "closed"
 
 
 def _path_of(line: str, info: str, known: Collection[str] = ()) -> str | None:
@@ -243,5 +257,8 @@ def escaped_breaks_added(old: str, new: str) -> bool:
     now is, the model copies it and escapes it once more (price.py grew 309 -> 605 bytes of
     backslashes in four turns until the task's time ran out). Counted against the file it
     replaces, since files hold such escapes in their strings (100 of the 7,054 Python files
-    of this project and its virtualenv hold 3 or more); a new file is never refused for it."""
-    return len(_ESCAPED_BREAK.findall(new)) - len(_ESCAPED_BREAK.findall(old)) >= _ESCAPES_ADDED
+    of this project and its virtualenv hold 3 or more), and only when the text also has fewer
+    real line breaks than the file: code that gains escaped strings (a test writing a fixture,
+    a help text) gains lines too. A new file is never refused for it."""
+    added = len(_ESCAPED_BREAK.findall(new)) - len(_ESCAPED_BREAK.findall(old))
+    return added >= _ESCAPES_ADDED and new.count("\n") < old.count("\n")

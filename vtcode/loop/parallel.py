@@ -17,6 +17,7 @@ from typing import Any
 from vtcode.loop.cancel import CancelToken
 from vtcode.loop.parts import ToolExecutor, ToolRunOutcome
 from vtcode.messages import ToolCall
+from vtcode.threads import future_result
 
 __all__ = ["run_read_only_batches"]
 
@@ -63,5 +64,5 @@ def run_read_only_batches(
                 (i, pool.submit(tools.execute, calls[i], args, cancel)) for i, args in batch
             ]
             for i, future in futures:
-                done[i] = future.result()
+                done[i] = future_result(future)  # a signal is handled while it waits
     return done
