@@ -103,6 +103,52 @@ def test_the_rounds_are_bounded_and_a_run_that_never_acted_is_not_a_success(
     assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
 
 
+WRONG = [f"def sum_to(n):\n    return sum(range({k}, n + 1))\n" for k in range(2, 9)]
+
+
+def test_a_check_that_still_fails_after_the_rounds_ends_the_run_verification_failed(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, fix-off-by-one (vtcode eval, 2026-12-07): a wrong fix, the test failing at
+    both rounds, then an answer copying the failure message: the run was a success. The
+    checks run once more when the rounds are spent, and a failure there ends the run."""
+    _workspace(tmp_path, sse_server)
+    for wrong in WRONG[: MAX_CHECK_ROUNDS + 1]:  # each a new wrong fix: no loop detected
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{wrong}{F}")))
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    code, events, err = _exec(tmp_path)
+    assert code == 1, err
+    done = events[-1]
+    assert (done["outcome_code"], done["subtype"]) == (
+        "verification_failed",
+        "error_during_execution",
+    )
+    assert "result" not in done or done["result"] is None
+    failed = [h for h in _harness(events) if h[0] == "verification_failed"]
+    assert len(failed) == MAX_CHECK_ROUNDS + 2  # before the first request, each round, the last
+    (stop,) = [e["item"] for e in events if e["type"] == "item.completed"
+               and e["item"]["type"] == "error"]  # fmt: skip
+    assert stop["message"] == (
+        "Stopped: the task's check still fails (`python3 -m unittest test_sum`: exit 1, "
+        f"after {MAX_CHECK_ROUNDS} rounds of fixes)"
+    )
+    # the last run was told to no one: no request after it
+    assert len(sse_server.requests) == 2 * (MAX_CHECK_ROUNDS + 1)
+
+
+def test_a_fix_that_lands_after_the_last_round_is_a_success(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _workspace(tmp_path, sse_server)
+    for wrong in WRONG[:MAX_CHECK_ROUNDS]:
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{wrong}{F}")))
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Fixed.")))
+    _queue_the_fix(sse_server)
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert _harness(events)[-2:] == [("verification_started", None), ("verification_passed", 0)]
+
+
 def test_a_passing_test_after_a_real_fix_costs_no_extra_request(
     tmp_path: Path, sse_server: SSEServer
 ) -> None:

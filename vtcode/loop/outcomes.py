@@ -29,6 +29,9 @@ class OutcomeKind(enum.Enum):
     MALFORMED_TOOL_CALL = ("malformed_tool_call", Subtype.ERROR_DURING_EXECUTION)
     # no tool ever ran, and after one nudge to act the reply still only announced work
     UNFINISHED_NO_ACTION = ("unfinished_no_action", Subtype.ERROR_DURING_EXECUTION)
+    # the task's own check (the test it names, or the output it says a command prints) still
+    # failed when the model stopped, after the rounds of fixes it was given
+    VERIFICATION_FAILED = ("verification_failed", Subtype.ERROR_DURING_EXECUTION)
     # the final answer never matched `--output-schema`, even after the retries it was given
     OUTPUT_SCHEMA_INVALID = ("output_schema_invalid", Subtype.ERROR_DURING_EXECUTION)
     # `agent.idle_turn_limit` consecutive replies with no tool call, and the run was to go on
@@ -121,6 +124,8 @@ class Outcome:
                 "Stopped: the model's answer was a tool call written as text that could not "
                 f"be run ({self.detail or 'unreadable'})"
             )
+        if k is OutcomeKind.VERIFICATION_FAILED:
+            return f"Stopped: the task's check still fails ({self.detail or 'not passed'})"
         if k is OutcomeKind.UNFINISHED_NO_ACTION:
             return f"Stopped: nothing was done ({self.detail or 'no tool ran'})"
         if k is OutcomeKind.STALLED:

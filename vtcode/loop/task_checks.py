@@ -6,7 +6,11 @@ would run that command; so does the harness, once the model stops: the command r
 run's own executor (the same sandbox, permission rules and hooks as a model's call), is recorded
 as `verification_started`, then `verification_passed` or `verification_failed` with its exit
 code, and a failure goes back to the model as the next user message with the output excerpted.
-At most `MAX_CHECK_ROUNDS` times a run; after that the answer stands as it would have.
+At most `MAX_CHECK_ROUNDS` times a run. After the last round the checks run once more, told
+to no one: when one still fails, the run ends `verification_failed` (exit 1), not a success
+with a result the harness has just seen to be wrong (qwen0.5b, fix-off-by-one, 2026-12-07:
+the test failed at both rounds, the model then answered with the failure message copied, and
+the run was a success).
 
 Only test runners are run (`python3 -m unittest ...`, `pytest`, `npm test`, `go test`,
 `cargo test`, `make test`), and only from backticks in the task's own words: a test run is
@@ -93,10 +97,11 @@ def prints_as_said(shown: str, expected: str) -> bool:
     return bool(printed) and said[: len(printed)] == printed
 
 
-def run_named_checks(self: Runner, task: str) -> CheckResult | None:
+def run_named_checks(self: Runner, task: str, *, final: bool = False) -> CheckResult | None:
     """Run the task's test commands, the commands whose output it states, and the commands it
     said to run that failed before the first request (compact runs with the command tool,
-    rounds left); the first failure, or None when all passed or none ran."""
+    rounds left); the first failure, or None when all passed or none ran. `final`: the one
+    run after the last round (nothing runs before the rounds are spent, or a second time)."""
     tests = named_test_commands(task)
     failed_first = [] if self.lead_in is None else self.lead_in.failed_first
     # One the model has since run, in any form, and that exited 0 ("MODE=release python3
@@ -106,7 +111,9 @@ def run_named_checks(self: Runner, task: str) -> CheckResult | None:
     named = [*tests, *again]
     checks: list[tuple[str, str | None]] = [(c, None) for c in named]
     checks += stated_outputs(task)
-    if not checks or self.watch.check_rounds >= MAX_CHECK_ROUNDS:
+    rounds = self.watch.check_rounds
+    spent = rounds != MAX_CHECK_ROUNDS if final else rounds >= MAX_CHECK_ROUNDS
+    if not checks or spent:
         return None
     if not command_tool_offered(self):
         return None

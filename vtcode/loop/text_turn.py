@@ -40,7 +40,12 @@ from vtcode.loop.file_blocks import scan_file_blocks
 from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
-from vtcode.loop.task_checks import failure_message, run_named_checks
+from vtcode.loop.task_checks import (
+    MAX_CHECK_ROUNDS,
+    CheckResult,
+    failure_message,
+    run_named_checks,
+)
 from vtcode.loop.task_text import asks_only_a_question
 from vtcode.loop.text_calls import MAX_PROSE_CHARS, TextCall, scan_text_calls
 from vtcode.messages import Message, ToolCall
@@ -222,9 +227,17 @@ def end_or_nudge(self: Runner, content: str) -> bool:
     done = self.watch.succeeded_calls - (self.watch.noop_writes if self.lead_in else 0)
     task = _task(self)
     if self.lead_in and self.limit_outcome() is None and not asks_only_a_question(task):
+        spent = self.watch.check_rounds >= MAX_CHECK_ROUNDS  # before this reply
         failed = run_named_checks(self, task)  # the test command the task names
         if failed is not None:
             _nudge(self, CHECK_FAILED, failure_message(failed, nothing_done=not done))
+            return True
+        failed = run_named_checks(self, task, final=True) if spent and done else None
+        if failed is not None:  # the rounds were spent, and the check still fails
+            self.machine.responded(
+                facts=self.facts(),
+                ending=Outcome(OutcomeKind.VERIFICATION_FAILED, detail=_still_failing(failed)),
+            )
             return True
     missing = _missing_files(self)
     if missing and MISSING_FILE not in self.nudged and self.limit_outcome() is None:
@@ -251,6 +264,12 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         return False
     _nudge(self, NO_ACTION, _BLOCK_NUDGE if self.lead_in else _TOOL_NUDGE)
     return True
+
+
+def _still_failing(failed: CheckResult) -> str:
+    code = "did not finish" if failed.exit_code is None else f"exit {failed.exit_code}"
+    said = "" if failed.expected is None else f", not printing {failed.expected}"
+    return f"`{failed.command}`: {code}{said}, after {MAX_CHECK_ROUNDS} rounds of fixes"
 
 
 def _missing_files(self: Runner) -> list[str]:
