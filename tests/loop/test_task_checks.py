@@ -305,6 +305,29 @@ def test_a_test_runner_that_is_not_installed_costs_no_round(
     assert code == 0 and len(sse_server.requests) == 2, err
 
 
+def test_a_127_from_inside_the_tasks_own_script_is_the_works_failure(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, shell-script (2026-12-07): count_lines.sh held "2" and "[exit code 0]", so
+    `bash count_lines.sh notes` exited 127 ("2: command not found"); taken for bash not being
+    installed, it cost no round and the run ended a success. bash is here: it is a failure."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("one\ntwo\n")
+    task = "Write count.sh: `bash count.sh notes` prints 2 here (the lines of notes/a.txt)."
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"count.sh\n{F}\n2\n[exit code 0]\n{F}")))
+    for _ in range(MAX_CHECK_ROUNDS + 1):
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Done.")))
+    code, events, err = _exec(tmp_path, task)
+    checks = [
+        e["item"] for e in events
+        if e["type"] == "item.completed" and e["item"].get("event") == "verification_failed"
+    ]  # fmt: skip
+    assert checks and all(c["exit_code"] == 127 for c in checks)
+    assert all(c.get("error_category") != "not_run" for c in checks), checks
+    assert code == 1 and events[-1]["outcome_code"] == "verification_failed", err
+
+
 GREET_BROKEN = "import sys\nprint(f'Hello, {sys.argv[1]}!')\n"
 GREET_FIXED = (
     "import sys\nname = sys.argv[1]\nmsg = f'Hello, {name}!'\n"

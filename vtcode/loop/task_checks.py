@@ -22,8 +22,11 @@ fails when its output's words do not begin what the task says (`task_text.stated
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import shlex
+import shutil
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -168,7 +171,10 @@ def run_task_command(
     ms = int((time.monotonic() - started) * 1000)
     # Refused, a test runner that is not installed here (the shell's 127/126), or stopped by
     # the run's cancel: nothing the model can fix in the files, so no round is spent on it.
-    if out.outcome in _NOT_RUN or out.exit_code in _NO_SUCH_COMMAND or self.cancel.cancelled:
+    # A 127 from inside the task's own script (`bash count.sh` running a line "2") is the
+    # work's failure: bash is installed.
+    missing = out.exit_code in _NO_SUCH_COMMAND and _program_missing(command)
+    if out.outcome in _NOT_RUN or missing or self.cancel.cancelled:
         rec.harness(_FAILED, command=command, exit_code=out.exit_code, attempt=attempt,
                     duration_ms=ms, error_category="not_run",
                     message=excerpt(out.output))  # fmt: skip
@@ -178,6 +184,25 @@ def run_task_command(
     rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
                 message=None if result.passed else excerpt(result.output))  # fmt: skip
     return result
+
+
+def _program_missing(command: str) -> bool:
+    """The program `command` starts (after any NAME=value words) is not on this PATH, so a
+    126/127 is the shell's "not found" for it. qwen0.5b's shell-script (2026-12-07) wrote a
+    count_lines.sh whose lines were not commands: `bash count_lines.sh notes` exited 127 and
+    was taken for bash missing, and the run ended a success. A path (`./run.sh`) is the
+    task's own file: not missing here."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True
+    words = list(itertools.dropwhile(lambda w: _ASSIGNMENT.match(w) is not None, words))
+    if not words or "/" in words[0]:
+        return not words
+    return shutil.which(words[0]) is None
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def excerpt(output: str, head: int = _OUTPUT_HEAD_CHARS, tail: int = _OUTPUT_TAIL_CHARS) -> str:
