@@ -23,7 +23,7 @@ import pytest
 from tests.exec_support import SCRIPTS, vtcode
 from vtcode.config.model import StoreConfig
 from vtcode.store import SessionWriter
-from vtcode.store.retention import discard_unstarted
+from vtcode.store.tombstone import discard_unstarted
 
 SUCCESS = str(SCRIPTS / "scenario-success.toml")
 

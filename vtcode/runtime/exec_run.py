@@ -71,7 +71,8 @@ from vtcode.store.closed_index import record_closed
 from vtcode.store.closeout import open_for_append
 from vtcode.store.gate import Exporter
 from vtcode.store.layout import ensure_root, session_dir, session_exists
-from vtcode.store.retention import apply_retention_indexed, discard_unstarted, retention_notice
+from vtcode.store.retention import apply_retention_indexed, retention_notice
+from vtcode.store.tombstone import discard_unstarted
 from vtcode.store.transcript import TRANSCRIPT_NAME, TranscriptWriter, load_transcript
 from vtcode.tools.base import ToolContext
 from vtcode.tools.permissions import PermissionVerdict

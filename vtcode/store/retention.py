@@ -54,10 +54,7 @@ from vtcode.store.closed_index import (
 )
 from vtcode.store.layout import (
     EVENTS,
-    KNOWN_SUBDIRS,
-    KNOWN_TOP,
     TRASH_PREFIX,
-    is_known,
     lock_path,
     sessions_root,
 )
@@ -65,9 +62,8 @@ from vtcode.store.list_card import make_card
 from vtcode.store.locks import lock_is_held, session_lock
 from vtcode.store.manifest_io import load_manifest, mark_in_use, read_manifest
 from vtcode.store.models import SessionManifest, SessionStatus
+from vtcode.store.tombstone import DIR_FLAGS, purge, unknown_entries
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_DIR_FLAGS |= getattr(os, "O_CLOEXEC", 0)
 Preserve = str | Collection[str] | None  # session ids a pass must not remove
 PRESERVED_REASON = "preserved (the current session, or a loop's recent step)"
 AUTO_MAX_REMOVALS = 64  # per automatic pass; `sessions gc` removes any backlog at once
@@ -118,7 +114,7 @@ def apply_retention(
     root = sessions_root(Path(workspace))
     started = rfc3339()
     try:
-        root_fd = os.open(root, _DIR_FLAGS)
+        root_fd = os.open(root, DIR_FLAGS)
     except FileNotFoundError:
         return report
     try:
@@ -199,7 +195,7 @@ def _indexed_pass(
     cutoff = _cutoff(policy)
     cutoff_text = rfc3339(cutoff)
     changed = False
-    root_fd = os.open(root, _DIR_FLAGS)
+    root_fd = os.open(root, DIR_FLAGS)
     try:
         for position, (name, ended) in enumerate(order):
             if position >= excess and ended >= cutoff_text:
@@ -367,35 +363,6 @@ def _choose(candidates: list[_Candidate], policy: RetentionConfig) -> set[str]:
     return doomed
 
 
-def _unknown_entries(dir_fd: int) -> list[str]:
-    """Names in a session folder that the store does not own (symlinks are never ours)."""
-    unknown: list[str] = []
-    with os.scandir(dir_fd) as it:
-        for entry in it:
-            if entry.is_symlink():
-                unknown.append(entry.name)
-            elif entry.is_dir(follow_symlinks=False):
-                patterns = KNOWN_SUBDIRS.get(entry.name)
-                if patterns is None:
-                    unknown.append(entry.name + "/")
-                    continue
-                sub = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
-                try:
-                    with os.scandir(sub) as it2:
-                        for e2 in it2:
-                            if (
-                                e2.is_symlink()
-                                or not e2.is_file(follow_symlinks=False)
-                                or not is_known(e2.name, patterns)
-                            ):
-                                unknown.append(f"{entry.name}/{e2.name}")
-                finally:
-                    os.close(sub)
-            elif not entry.is_file(follow_symlinks=False) or not is_known(entry.name, KNOWN_TOP):
-                unknown.append(entry.name)
-    return sorted(unknown)
-
-
 def _delete(
     workspace: Path, root: Path, root_fd: int, c: _Candidate, report: RetentionReport
 ) -> None:
@@ -406,7 +373,7 @@ def _delete(
     try:
         sdir = root / c.name
         try:
-            dfd = os.open(c.name, _DIR_FLAGS, dir_fd=root_fd)
+            dfd = os.open(c.name, DIR_FLAGS, dir_fd=root_fd)
         except FileNotFoundError:
             return  # another gc got there first
         try:
@@ -416,7 +383,7 @@ def _delete(
             if m is None or m.updated_at != c.manifest.updated_at or m.status != c.manifest.status:
                 report.skipped.append((c.name, "changed while retention ran"))
                 return
-            unknown = _unknown_entries(dfd)
+            unknown = unknown_entries(dfd)
         finally:
             os.close(dfd)
         if unknown:
@@ -428,108 +395,14 @@ def _delete(
         tomb = f"{TRASH_PREFIX}{c.name}-{compact_stamp()}-{secrets.token_hex(3)}"
         os.rename(c.name, tomb, src_dir_fd=root_fd, dst_dir_fd=root_fd)
         report.deleted.append(c.name)
-        left = _purge(root_fd, tomb)
+        left = purge(root_fd, tomb)
         if left:
             report.leftovers.append((tomb, left))
     finally:
         lock.release()
 
 
-def discard_unstarted(workspace: Path, session_id: str) -> bool:
-    """Remove a session whose run failed before its first event (True when removed).
-
-    `vtcode exec` creates the session before wiring tools, exporters and MCP servers; a usage
-    error there (exit 2) must not leave an empty "abandoned" session that uses up the
-    `--session-id`. Same safety rules as retention: under the session lock (busy: kept), only
-    when events.jsonl is empty, only known names, through a tombstone; never follows symlinks.
-    """
-    lock = session_lock(lock_path(workspace, session_id))
-    if not lock.try_acquire():
-        return False
-    try:
-        root_fd = os.open(sessions_root(Path(workspace)), _DIR_FLAGS)
-        try:
-            dfd = os.open(session_id, _DIR_FLAGS, dir_fd=root_fd)
-            try:
-                if os.stat(EVENTS, dir_fd=dfd, follow_symlinks=False).st_size != 0:
-                    return False
-                if _unknown_entries(dfd):
-                    return False
-            finally:
-                os.close(dfd)
-            tomb = f"{TRASH_PREFIX}{session_id}-{compact_stamp()}-{secrets.token_hex(3)}"
-            os.rename(session_id, tomb, src_dir_fd=root_fd, dst_dir_fd=root_fd)
-            _purge(root_fd, tomb)
-            with contextlib.suppress(OSError):
-                os.fsync(root_fd)
-            return True
-        finally:
-            os.close(root_fd)
-    except OSError:
-        return False
-    finally:
-        lock.release()
-
-
-def _purge(root_fd: int, tomb: str) -> list[str]:
-    """Delete the known names inside tombstone `tomb`, then the folder; return what remains.
-
-    Tolerates a concurrent purge of the same tombstone (names vanishing under it).
-    """
-    try:
-        dfd = os.open(tomb, _DIR_FLAGS, dir_fd=root_fd)
-    except FileNotFoundError:
-        return []
-    left: list[str] = []
-    try:
-        with os.scandir(dfd) as it:
-            entries = list(it)
-        for entry in entries:
-            name = entry.name
-            patterns = KNOWN_SUBDIRS.get(name)
-            if patterns is not None and entry.is_dir(follow_symlinks=False):
-                left.extend(f"{name}/{n}" for n in _purge_sub(dfd, name, patterns))
-            elif entry.is_file(follow_symlinks=False) and is_known(name, KNOWN_TOP):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name, dir_fd=dfd)
-            else:
-                left.append(name)
-    finally:
-        os.close(dfd)
-    if not left:
-        try:
-            os.rmdir(tomb, dir_fd=root_fd)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            left.append("(folder not empty)")
-    return sorted(left)
-
-
-def _purge_sub(dfd: int, name: str, patterns: tuple[str, ...]) -> list[str]:
-    try:
-        sub = os.open(name, _DIR_FLAGS, dir_fd=dfd)
-    except FileNotFoundError:
-        return []
-    left: list[str] = []
-    try:
-        with os.scandir(sub) as it:
-            inner = list(it)
-        for e in inner:
-            if e.is_file(follow_symlinks=False) and is_known(e.name, patterns):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(e.name, dir_fd=sub)
-            else:
-                left.append(e.name)
-    finally:
-        os.close(sub)
-    if not left:
-        with contextlib.suppress(FileNotFoundError):
-            os.rmdir(name, dir_fd=dfd)
-    return left
-
-
 def _finish_tombstone(root_fd: int, name: str, report: RetentionReport) -> None:
-    left = _purge(root_fd, name)
+    left = purge(root_fd, name)
     if left:
         report.leftovers.append((name, left))

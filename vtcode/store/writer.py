@@ -51,11 +51,7 @@ from vtcode.store.logstate import run_summary
 from vtcode.store.models import RunSummary
 from vtcode.store.recovery import Recovery, cache_bytes
 from vtcode.store.reserve import FULL_DISK, RESERVE, Reserve
-from vtcode.store.writer_io import (
-    Control,
-    etype,
-    keep_tail,
-)
+from vtcode.store.writer_io import Control, etype, keep_tail
 from vtcode.store.writer_open import Opened, open_append, open_new
 from vtcode.threads import BackgroundThread
 
@@ -118,9 +114,6 @@ class SessionWriter:
         )
         self._thread.start()
 
-    # ----------------------------------------------------------------------------------------
-    # opening
-
     @classmethod
     def create(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
         """Create `<ws>/.vtcode/sessions/<id>/` and take its lock (exit 75 when busy)."""
@@ -130,9 +123,6 @@ class SessionWriter:
     def open_existing(cls, workspace: Path, session_id: str, cfg: StoreConfig) -> SessionWriter:
         """Open a session to append (resume): repairs a torn tail, refuses a corrupt log."""
         return cls(session_id, cfg, open_append(workspace, session_id, cfg))
-
-    # ----------------------------------------------------------------------------------------
-    # producer side
 
     @property
     def closed(self) -> bool:
@@ -304,9 +294,6 @@ class SessionWriter:
         else:
             self.abort()
 
-    # ----------------------------------------------------------------------------------------
-    # failure bookkeeping
-
     def _fail(self, detail: str) -> PersistenceError:
         """Mark the writer failed (first failure wins) and return the error to raise."""
         with self._durable_cv:
@@ -332,9 +319,6 @@ class SessionWriter:
         if not self._released:
             self._released = True
             self._lock.release()
-
-    # ----------------------------------------------------------------------------------------
-    # the drain thread
 
     def _run(self) -> None:
         try:
