@@ -9,7 +9,10 @@ that blocks both signals, so the kernel picks the main thread.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -73,3 +76,93 @@ def future_result(future: Future[T]) -> T:
     while not future.done():
         wait([future], timeout=SIGNAL_SLICE_SECS)
     return future.result()
+
+
+class SignalWakeup:
+    """While entered on the main thread, `on_signal(signum)` runs on a watcher thread as soon as
+    SIGINT or SIGTERM arrives, whatever the main thread is blocked in.
+
+    A blocking socket read (the model stream) cannot be cut into `SIGNAL_SLICE_SECS` slices the
+    way `wait_event` cuts a wait: when a signal's C handler runs just before the main thread
+    enters `recv()`, the read is not interrupted and Python's handler waits for the server's next
+    bytes. The C handler does write the signal number to the wakeup fd (`signal.set_wakeup_fd`),
+    though, so this points it at a socket pair whose other end a background thread reads; the
+    callback then unblocks the read (shuts its socket down) and the handler runs on the main
+    thread. The callback decides nothing: Python's handler still does, when it runs.
+
+    The wakeup fd is claimed for the block only and handed back on exit. It is global and others
+    take it too: asyncio (prompt_toolkit's chat prompt) sets its own and clears it with -1 when
+    its loop ends, so one claimed for a whole run would be gone after the first prompt. Bytes of
+    other signals are passed on to the previous fd, whose owner still handles them. A callback
+    never runs after `__exit__` has begun, so a late signal cannot reach a later block. Off the
+    main thread (no handlers there) or where no wakeup fd can be set, it does nothing.
+    """
+
+    def __init__(self, on_signal: Callable[[int], None]) -> None:
+        self._on_signal = on_signal
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._pair: tuple[socket.socket, socket.socket] | None = None
+        self._previous = -1
+        self._thread: BackgroundThread | None = None
+
+    def __enter__(self) -> SignalWakeup:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        reader, writer = socket.socketpair()
+        writer.setblocking(False)  # the C handler must never block on it
+        try:
+            self._previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        except (ValueError, OSError):  # e.g. not the main interpreter
+            reader.close()
+            writer.close()
+            return self
+        self._pair = (reader, writer)
+        self._thread = background_thread(self._watch, name="signal-wakeup", args=(reader,))
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pair, self._pair = self._pair, None
+        if pair is None:
+            return
+        reader, writer = pair
+        with self._lock:
+            self._stopping = True
+        try:
+            current = signal.set_wakeup_fd(self._previous)
+            if current != writer.fileno():  # someone took it after us: theirs now
+                signal.set_wakeup_fd(current)
+        finally:
+            with contextlib.suppress(OSError):
+                writer.send(b"\0")  # not a signal number: wakes the watcher to see `_stopping`
+            if self._thread is not None:
+                self._thread.join(5.0)
+            reader.setblocking(False)
+            with contextlib.suppress(OSError):  # BlockingIOError: all read
+                while data := reader.recv(64):  # came in after the watcher's last read
+                    self._pass_on(data)
+            reader.close()
+            writer.close()
+
+    def _watch(self, reader: socket.socket) -> None:
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data:
+                return
+            with self._lock:
+                self._pass_on(data)
+                if self._stopping:
+                    return
+                for signum in sorted({b for b in data if b in _SIGNALS}):
+                    self._on_signal(signum)
+
+    def _pass_on(self, data: bytes) -> None:
+        """Other signals' bytes to the previous wakeup fd (its owner's handlers expect them)."""
+        others = bytes(b for b in data if b not in _SIGNALS and b != 0)
+        if others and self._previous >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._previous, others)

@@ -12,6 +12,14 @@ exit 130 and one line on stderr. The session log is then as after a SIGKILL: the
 closes it (`store/closeout.py`). A normal cancellation (tools stopped, `thread.completed`
 written) takes well under a second. Uninstalling the handlers disarms the watchdog, so an
 in-process caller goes on after its run.
+
+A signal whose C handler runs just before the main thread blocks in a socket read (the model
+stream) does not interrupt that read, and Python's handler would wait for the server's next
+bytes (minutes, with a slow local model). So a wait that is a socket read passes a `wake` to
+`interruptible`: while the block runs, the signal's wakeup byte reaches a watcher thread
+(`vtcode.threads.SignalWakeup`), which calls `wake` to end the read (the provider shuts its
+socket down); the main thread then runs the handler, which raises as usual. The watcher only
+wakes: it never sets the flag, so the handler's own rule (the first signal raises) still decides.
 """
 
 from __future__ import annotations
@@ -20,11 +28,11 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from vtcode.threads import background_thread
+from vtcode.threads import SignalWakeup, background_thread
 
 DEFAULT_GRACE_SECS = 10.0
 _EXIT_CANCELLED = 130
@@ -69,6 +77,9 @@ class CancelToken:
         self._armed = False
         self._released = threading.Event()  # set unless `installed` has the handlers in place
         self._released.set()
+        self._handling = 0  # `installed` blocks with the handlers in place (main thread)
+        self._wakes: list[Callable[[], None]] = []  # of the `interruptible` blocks running
+        self._wakes_lock = threading.Lock()  # never taken by `_handler` (it runs mid-bytecode)
 
     @property
     def cancelled(self) -> bool:
@@ -83,15 +94,53 @@ class CancelToken:
             raise Cancelled(self.signum)
 
     @contextlib.contextmanager
-    def interruptible(self) -> Iterator[None]:
-        """Inside this block a signal raises `Cancelled` at once (nothing is being emitted)."""
+    def interruptible(self, wake: Callable[[], None] | None = None) -> Iterator[None]:
+        """Inside this block a signal raises `Cancelled` at once (nothing is being emitted).
+
+        `wake` ends the blocking read the block may be in (callable from any thread; it must
+        end only that read, never a later one): it is called when a signal arrives during the
+        block, with the handlers installed on the main thread."""
         self.raise_if_cancelled()
-        self._interruptible += 1
-        try:
-            self.raise_if_cancelled()  # a signal between the first check and the count
+        # Around the count: the watcher is torn down once the count has dropped, when a signal
+        # no longer raises into its teardown (unless an outer block is interruptible too).
+        with self._waking(wake):
+            self._interruptible += 1
+            try:
+                self.raise_if_cancelled()  # a signal between the first check and the count
+                yield
+            finally:
+                self._interruptible -= 1
+
+    @contextlib.contextmanager
+    def _waking(self, wake: Callable[[], None] | None) -> Iterator[None]:
+        """Register `wake`; the outermost block with one runs the signal watcher."""
+        on_main = threading.current_thread() is threading.main_thread()
+        if wake is None or not self._handling or not on_main:
             yield
+            return
+        with self._wakes_lock:
+            self._wakes.append(wake)
+            outermost = len(self._wakes) == 1
+        try:
+            if outermost:
+                with SignalWakeup(self._wake):
+                    yield
+            else:
+                yield
         finally:
-            self._interruptible -= 1
+            with self._wakes_lock:
+                self._wakes.remove(wake)
+
+    def _wake(self, signum: int) -> None:
+        """On the watcher thread: end the blocked read if the handler will raise for `signum`
+        (a block is interruptible and this is the first signal); once it has run, the flag is
+        set and there is nothing left to wake."""
+        with self._wakes_lock:
+            if self._interruptible <= 0 or self.event.is_set():
+                return
+            for wake in list(self._wakes):
+                with contextlib.suppress(Exception):  # one failing wake must not stop the rest
+                    wake()
 
     @contextlib.contextmanager
     def shielded(self) -> Iterator[None]:
@@ -128,9 +177,11 @@ class CancelToken:
         self._released.clear()
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, self._handler)
+        self._handling += 1
         try:
             yield self
         finally:
+            self._handling -= 1
             for sig, old in previous.items():
                 signal.signal(sig, old)
             self._released.set()
