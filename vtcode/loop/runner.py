@@ -58,7 +58,7 @@ from vtcode.messages import (
     ToolCall,
     ToolCallDelta,
 )
-from vtcode.providers.base import Provider, ProviderError
+from vtcode.providers.base import Provider, ProviderError, active_abort
 
 __all__ = ["STEPS", "RunResult", "Runner"]
 
@@ -277,7 +277,7 @@ class Runner:
         cap = CallCap(self.limits.max_tool_calls_per_turn)
         completed: ResponseCompleted | None = None
         try:
-            with self.cancel.interruptible():
+            with self.cancel.interruptible(wake=active_abort(self.provider)):
                 stream = self.provider.stream(request)
                 for ev in stream:
                     if isinstance(ev, TextDelta):

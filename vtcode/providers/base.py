@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -81,6 +81,21 @@ class OutputCapped(Protocol):
     A Protocol, so that checking a provider for it does not import httpx."""
 
     def lower_default_output_cap(self, cap: int) -> None: ...
+
+
+@runtime_checkable
+class Abortable(Protocol):
+    """A provider whose response in progress can be ended from another thread (the HTTP
+    providers, and a recording of one): the cancel token's signal watcher calls it to end a
+    socket read that a signal did not interrupt (`vtcode.loop.cancel`). Unlike `interrupt()`, it
+    never aborts a later request: a chat's next turn after Ctrl-C must go through."""
+
+    def abort_active(self) -> None: ...
+
+
+def active_abort(provider: Provider) -> Callable[[], None] | None:
+    """`provider.abort_active` when it has one: the `wake` of the block that reads its stream."""
+    return provider.abort_active if isinstance(provider, Abortable) else None
 
 
 @runtime_checkable

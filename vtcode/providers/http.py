@@ -16,6 +16,7 @@ import os
 import re
 import socket
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import orjson
+from httpcore import NetworkStream
 
 from vtcode import __version__
 from vtcode.errors import UsageError
@@ -44,6 +46,10 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+# httpcore trace events whose return value is a newly connected stream (TCP, Unix, then TLS)
+_CONNECTED = frozenset(
+    f"connection.{step}.complete" for step in ("connect_tcp", "connect_unix_socket", "start_tls")
+)
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_LINE = 300
 
@@ -232,6 +238,10 @@ class SSETransport:
         )
         self._interrupt = threading.Event()
         self._active: httpx.Response | None = None
+        # A request sent whose response (headers) has not come yet: no `_active` to abort, so
+        # an abort shuts down every socket the client has connected (`_connected`).
+        self._awaiting = False
+        self._connected: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         # Guards `_active`: an abort from another thread (interrupt, deadline watchdog) shuts
         # down the socket of the response being read, never one already back in the pool.
         self._active_lock = threading.RLock()  # re-entrant: a signal handler may abort
@@ -252,10 +262,20 @@ class SSETransport:
         self.abort_active()
 
     def abort_active(self) -> None:
-        """Make the read in progress (if any) fail now; safe from any thread."""
+        """Make the read in progress (if any) fail now; safe from any thread.
+
+        While the response's headers are awaited (a local server may load the model or read
+        a long prompt first, minutes on a CPU) the request's connection is not known, pooled
+        or new: every socket of the client is shut down. Only this request uses the client at
+        a time (`_active` is one), so the others are idle ones, dropped from the pool when it
+        next finds them closed; the next request opens a fresh connection."""
         with self._active_lock:
             active = self._active
             if active is None:
+                if self._awaiting:
+                    for connected in list(self._connected):
+                        with contextlib.suppress(OSError):  # closed already
+                            connected.shutdown(socket.SHUT_RDWR)
                 return
             # Closing the response from another thread does not wake a read blocked in recv();
             # shutting the socket down does (the reader then sees EOF and raises).
@@ -270,6 +290,22 @@ class SSETransport:
     def _set_active(self, response: httpx.Response | None) -> None:
         with self._active_lock:
             self._active = response
+            self._awaiting = False
+
+    def _awaiting_response(self) -> None:
+        with self._active_lock:
+            self._awaiting = True
+
+    def _trace(self, event: str, info: Mapping[str, object]) -> None:
+        """httpcore's `trace` extension: keeps every socket the client connects (for the abort
+        while headers are awaited); a socket closed and dropped by the pool leaves the set."""
+        if event not in _CONNECTED:
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if isinstance(stream, NetworkStream) else None
+        if isinstance(sock, socket.socket):
+            with self._active_lock:
+                self._connected.add(sock)
 
     def wait(self, seconds: float) -> None:
         """Sleep between retries, cut short (and raising) by `interrupt()`."""
@@ -350,6 +386,7 @@ class SSETransport:
         payload = orjson.dumps(body)
         self.check_interrupt()
         timeout = self._timeouts(clock.deadlines) if clock is not None else self._timeout
+        self._awaiting_response()
         try:
             with self._client.stream(
                 "POST",
@@ -357,6 +394,7 @@ class SSETransport:
                 content=payload,
                 headers={"content-type": "application/json"},
                 timeout=timeout,
+                extensions={"trace": self._trace},
             ) as response:
                 self._set_active(response)
                 try:
@@ -381,6 +419,8 @@ class SSETransport:
                     self._set_active(None)
         except (httpx.HTTPError, httpx.StreamError) as exc:
             raise self._map_transport(exc, url, clock) from None
+        finally:
+            self._set_active(None)  # also when no response came
 
     def _json_instead_of_stream(self, response: httpx.Response, ctype: str) -> ProviderError:
         """A 200 JSON answer to a stream request: an error object, or a server ignoring `stream`."""

@@ -113,6 +113,9 @@ class HTTPProvider:
     def interrupt(self) -> None:
         self._http.interrupt()
 
+    def abort_active(self) -> None:
+        self._http.abort_active()
+
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.body(request)
 

@@ -17,7 +17,13 @@ from pathlib import Path
 from vtcode import __version__
 from vtcode.messages import ModelRequest, StreamEvent
 from vtcode.outpath import TargetKind, check_output
-from vtcode.providers.base import Pricing, Provider, ProviderError, ProviderInterrupted
+from vtcode.providers.base import (
+    Abortable,
+    Pricing,
+    Provider,
+    ProviderError,
+    ProviderInterrupted,
+)
 from vtcode.providers.collect import ResponseAccumulator
 from vtcode.providers.script import (
     FailMode,
@@ -62,6 +68,11 @@ class RecordingProvider:
         stop = getattr(self.inner, "interrupt", None)
         if callable(stop):
             stop()
+
+    def abort_active(self) -> None:
+        """End the wrapped provider's response in progress (a signal's wake, never the next)."""
+        if isinstance(self.inner, Abortable):
+            self.inner.abort_active()
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         acc = ResponseAccumulator()
