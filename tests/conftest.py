@@ -111,7 +111,8 @@ class ScriptedReply:
 
     `disconnect` drops the socket after the chunks (no terminating chunk: a mid-stream
     disconnect); `hang` keeps the connection open and silent until the server is closed (lets a
-    client read timeout fire).
+    client read timeout fire); `hold_headers` does so before sending anything (a server that
+    loads the model or reads a long prompt first).
     """
 
     status: int = 200
@@ -121,6 +122,7 @@ class ScriptedReply:
     )
     disconnect: bool = False
     hang: bool = False
+    hold_headers: bool = False
 
     @classmethod
     def sse_file(cls, name: str, chunk_size: int | None = None) -> ScriptedReply:
@@ -172,6 +174,7 @@ class SSEServer:
         self.requests: list[SeenRequest] = []
         self.release = _threading.Event()
         self.arrived = _threading.Event()  # set when a request has been read
+        self.sent = _threading.Event()  # set when a reply's chunks have been written
         self._lock = _threading.Lock()
         server = self
 
@@ -201,6 +204,10 @@ class SSEServer:
                             500, {"error": {"message": "test server: no reply queued"}}
                         )
                     )
+                if reply.hold_headers:
+                    server.release.wait(30)
+                    self.close_connection = True
+                    return
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
@@ -209,6 +216,7 @@ class SSEServer:
                 for chunk in reply.chunks:
                     self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                     self.wfile.flush()
+                server.sent.set()
                 if reply.hang:
                     server.release.wait(30)
                     self.close_connection = True
