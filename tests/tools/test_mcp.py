@@ -217,6 +217,42 @@ def test_loop_thread_timeout_cancel_and_a_coroutines_own_timeout() -> None:
     assert not runtime.alive
 
 
+def test_a_signal_tripped_while_servers_start_is_handled_within_a_slice() -> None:
+    # exec_run waits for `McpManager.start` inside `interruptible` with no cancel event: one
+    # wait for the whole start budget slept through a signal that came just before it blocked
+    # (`_thread.interrupt_main` trips the flag without interrupting the wait).
+    import _thread
+    import signal
+    import time
+
+    from vtcode.loop.cancel import Cancelled, CancelToken
+
+    runtime = LoopThread()
+    cancelled = threading.Event()
+
+    async def slow_start() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    token = CancelToken()
+    timer = threading.Timer(0.05, _thread.interrupt_main, args=(signal.SIGINT,))
+    started = time.monotonic()
+    try:
+        with token.installed():
+            timer.start()
+            with pytest.raises(Cancelled), token.interruptible():
+                runtime.run(slow_start(), 30)
+        took = time.monotonic() - started
+        assert took < 5, f"the start was waited on {took:.1f}s after the signal"
+        assert cancelled.wait(5), "the interrupted start is cancelled on the loop"
+    finally:
+        timer.join()
+        assert runtime.stop()
+
+
 # ------------------------------------------------------------------ discovery and calls
 
 

@@ -21,7 +21,7 @@ from vtcode.threads import BackgroundThread
 __all__ = ["CallCancelled", "CallTimeout", "LoopThread"]
 
 T = TypeVar("T")
-_POLL_SECS = 0.05  # cancellation is a threading.Event, re-checked at this granularity
+_POLL_SECS = 0.05  # the cancel event is re-checked, and signal handlers run, this often
 
 
 class CallTimeout(Exception):
@@ -83,7 +83,10 @@ class LoopThread:
             if cancel is not None and cancel.is_set():
                 fut.cancel()
                 raise CallCancelled("cancelled while waiting")
-            slice_ = remaining if cancel is None else min(remaining, _POLL_SECS)
+            # Sliced even without `cancel`: the main thread waiting out a server's start
+            # inside `interruptible` ran a SIGINT whose C handler came just before the wait
+            # blocked only at the end (`vtcode.threads.wait_event` says why).
+            slice_ = min(remaining, _POLL_SECS)
             # `wait`, not `result(timeout)`: a coroutine that itself raised TimeoutError must not
             # look like "still running".
             try:
