@@ -75,9 +75,10 @@ def test_done_too_early_gets_the_failing_test_output_then_the_fix_passes(
         ("verification_failed", 1),
         ("verification_started", None),  # and when the model stops
         ("verification_failed", 1),
-        ("verification_started", None),
+        ("verification_started", None),  # and after the fix: it passes, the run ends
         ("verification_passed", 0),
     ]
+    assert len(sse_server.requests) == 2  # "Fixed." was never asked for
     told = sse_server.requests[1].json()["messages"][-1]["content"]
     assert told.startswith("Nothing has been changed yet. The task's check")
     assert "`python3 -m unittest test_sum` exited 1" in told
@@ -125,7 +126,8 @@ def test_a_check_that_still_fails_after_the_rounds_ends_the_run_verification_fai
     )
     assert "result" not in done or done["result"] is None
     failed = [h for h in _harness(events) if h[0] == "verification_failed"]
-    assert len(failed) == MAX_CHECK_ROUNDS + 2  # before the first request, each round, the last
+    # before the first request, after each wrong fix (verified_stop.py), each round, the last
+    assert len(failed) == 1 + (MAX_CHECK_ROUNDS + 1) + MAX_CHECK_ROUNDS + 1
     (stop,) = [e["item"] for e in events if e["type"] == "item.completed"
                and e["item"]["type"] == "error"]  # fmt: skip
     assert stop["message"] == (
@@ -149,9 +151,11 @@ def test_a_fix_that_lands_after_the_last_round_is_a_success(
     assert _harness(events)[-2:] == [("verification_started", None), ("verification_passed", 0)]
 
 
-def test_a_passing_test_after_a_real_fix_costs_no_extra_request(
+def test_a_fix_that_makes_the_failing_test_pass_ends_the_run_there(
     tmp_path: Path, sse_server: SSEServer
 ) -> None:
+    """loop/verified_stop.py: the test failed at the start and passes after the fix, so the
+    run ends before the model is asked again (a small model's next reply undid right fixes)."""
     _workspace(tmp_path, sse_server)
     _queue_the_fix(sse_server)
     code, events, err = _exec(tmp_path)
@@ -159,11 +163,18 @@ def test_a_passing_test_after_a_real_fix_costs_no_extra_request(
     assert _harness(events) == [
         ("verification_started", None),  # run first: it fails, and the model is shown how
         ("verification_failed", 1),
-        ("verification_started", None),
+        ("verification_started", None),  # after the fix
         ("verification_passed", 0),
     ]
     assert "AssertionError: 3 != 6" in sse_server.requests[0].json()["messages"][-1]["content"]
-    assert len(sse_server.requests) == 2
+    assert len(sse_server.requests) == 1
+    (ended,) = [e["item"] for e in events if e["type"] == "item.completed"
+                and e["item"].get("event") == "evaluation_passed"]  # fmt: skip
+    assert ended["message"] == (
+        "the task's checks pass after this change (`python3 -m unittest test_sum`); "
+        "the run ends here"
+    )
+    assert events[-1]["result"] == f"sum_to.py\n{F}\n{FIXED}{F}"  # the model's last reply
 
 
 def test_a_task_that_forbids_running_it_or_names_no_test_runs_nothing(
@@ -358,13 +369,22 @@ def test_a_command_that_prints_other_than_the_task_says_goes_back_to_the_model(
     )
     assert "Hello, Ann!!" in told
     assert _harness(events) == [
-        ("verification_started", None),
+        ("verification_started", None),  # each stated output once before the first request
         ("verification_failed", 0),  # exit 0, but not what the task says
         ("verification_started", None),
+        ("verification_passed", 0),
+        ("verification_started", None),  # after the wrong change: the first check fails
+        ("verification_failed", 0),
+        ("verification_started", None),  # when the model stops: it is told
+        ("verification_failed", 0),
+        ("verification_started", None),  # after the fix: both pass, the run ends
         ("verification_passed", 0),
         ("verification_started", None),
         ("verification_passed", 0),
     ]
+    assert len(sse_server.requests) == 3
+    first = sse_server.requests[0].json()["messages"][-1]["content"]
+    assert "Output of `python3 greet.py" not in first  # the baseline run is not shown
     assert (tmp_path / "greet.py").read_text() == GREET_FIXED
 
 
@@ -405,3 +425,60 @@ def test_an_output_matches_when_its_words_begin_what_the_task_says(
     from vtcode.loop.task_checks import prints_as_said
 
     assert prints_as_said(shown, expected) is passed
+
+
+def test_the_right_write_ends_the_run_before_a_rewrite_can_undo_it(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, add-cli-flag (vtcode eval k = 3, 2026-12-07): a right greet.py first, then the
+    same file written again without the option, until the check failed at the end."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "greet.py").write_text(GREET_BROKEN)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"greet.py\n{F}\n{GREET_FIXED}{F}")))
+    undo = f"greet.py\n{F}\n{GREET_BROKEN}{F}"  # what the model would have written next
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(undo)))
+    code, events, err = _exec(tmp_path, GREET_TASK)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert (tmp_path / "greet.py").read_text() == GREET_FIXED
+    assert len(sse_server.requests) == 1
+
+
+def test_a_check_that_never_failed_never_ends_the_run(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """A test that passes from the start says nothing about the work ("so that ... still
+    passes"): a change that keeps it passing goes on to the model's own end."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "sum_to.py").write_text(FIXED)
+    (tmp_path / "test_sum.py").write_text(TEST)
+    (tmp_path / "notes.txt").write_text("todo\n")
+    task = "Write done into notes.txt, so that `python3 -m unittest test_sum` still passes."
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"notes.txt\n{F}\ndone\n{F}")))
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse("Wrote done into notes.txt.")))
+    code, events, err = _exec(tmp_path, task)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    assert len(sse_server.requests) == 2
+    assert events[-1]["result"] == "Wrote done into notes.txt."
+    assert not [e for e in events if e["type"] == "item.completed"
+                and e["item"].get("event") == "evaluation_passed"]  # fmt: skip
+
+
+def test_a_change_that_keeps_the_check_failing_goes_on_without_telling_the_model(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """The check after a change is the harness's own: a failure there is recorded, the model's
+    conversation is as before (it is told when it stops, as without this check)."""
+    _workspace(tmp_path, sse_server)
+    sse_server.queue(ScriptedReply.sse_bytes(chat_sse(f"sum_to.py\n{F}\n{WRONG[0]}{F}")))
+    _queue_the_fix(sse_server)
+    code, events, err = _exec(tmp_path)
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+    second = sse_server.requests[1].json()["messages"]
+    assert second[-1]["role"] == "tool" or "AssertionError" not in second[-1]["content"]
+    assert len(sse_server.requests) == 2
+    assert _harness(events)[-4:] == [
+        ("verification_started", None),  # after the wrong fix: fails, nothing said
+        ("verification_failed", 1),
+        ("verification_started", None),  # after the right one: the run ends
+        ("verification_passed", 0),
+    ]

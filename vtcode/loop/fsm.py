@@ -34,6 +34,7 @@ class Assessment:
     compaction_due: bool = False
     has_tool_calls: bool = False
     limit_reached: bool = False
+    task_verified: bool = False  # a compact run's task checks pass after a change (verified_stop)
     reset_due: bool = False
     recovery_allowed: bool = False
     retry_allowed: bool = False  # a transient failure within the retry budget

@@ -70,6 +70,9 @@ TRANSITIONS: tuple[TransitionSpec, ...] = (
     TransitionSpec("followed_up", ("turn",), "turn", (), "apply the follow-up"),
     # after tools: limits, compaction and reset are checked before the next model request
     TransitionSpec("tools_done", ("tool",), "complete", ("cancelled",), "cancelled"),
+    TransitionSpec(
+        "tools_done", ("tool",), "complete", ("task_verified",), "the task's checks pass"
+    ),
     TransitionSpec("tools_done", ("tool",), "complete", ("limit_reached",), "a limit holds"),
     TransitionSpec(
         "tools_done",
@@ -118,6 +121,7 @@ GUARDS: tuple[str, ...] = (
     "compaction_due",
     "has_tool_calls",
     "limit_reached",
+    "task_verified",
     "reset_due",
     "recovery_allowed",
     "retry_allowed",

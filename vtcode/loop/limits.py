@@ -193,6 +193,8 @@ class LimitWatch:
         self.text_calls = 0  # calls the harness read from the model's text (text_turn.py)
         self.check_rounds = 0  # rounds of the task's named test commands (task_checks.py)
         self.commands_ok: list[str] = []  # exec_command lines that exited 0, the whole run
+        # the task's check commands seen failing this run (task_checks.py, verified_stop.py)
+        self.checks_seen_failing: set[str] = set()
 
     def saw_response(self, *, had_tool_calls: bool) -> None:
         self.idle_turns = 0 if had_tool_calls else self.idle_turns + 1

@@ -46,6 +46,7 @@ __all__ = [
     "failure_message",
     "run_named_checks",
     "run_task_command",
+    "task_checks",
 ]
 
 MAX_CHECK_ROUNDS = 2
@@ -100,20 +101,24 @@ def prints_as_said(shown: str, expected: str) -> bool:
     return bool(printed) and said[: len(printed)] == printed
 
 
-def run_named_checks(self: Runner, task: str, *, final: bool = False) -> CheckResult | None:
-    """Run the task's test commands, the commands whose output it states, and the commands it
-    said to run that failed before the first request (compact runs with the command tool,
-    rounds left); the first failure, or None when all passed or none ran. `final`: the one
-    run after the last round (nothing runs before the rounds are spent, or a second time)."""
+def task_checks(self: Runner, task: str) -> list[tuple[str, str | None]]:
+    """(command, what it prints or None) for the task's test commands, the commands whose
+    output it states, and the commands it said to run that failed before the first request."""
     tests = named_test_commands(task)
     failed_first = [] if self.lead_in is None else self.lead_in.failed_first
     # One the model has since run, in any form, and that exited 0 ("MODE=release python3
     # build.py" for `python3 build.py`) is done: the task's way to run it may need more.
     ran = self.watch.commands_ok
     again = [c for c in failed_first if c not in tests and not any(c in r for r in ran)]
-    named = [*tests, *again]
-    checks: list[tuple[str, str | None]] = [(c, None) for c in named]
-    checks += stated_outputs(task)
+    checks: list[tuple[str, str | None]] = [(c, None) for c in [*tests, *again]]
+    return checks + list(stated_outputs(task))
+
+
+def run_named_checks(self: Runner, task: str, *, final: bool = False) -> CheckResult | None:
+    """Run the task's checks (`task_checks`; compact runs with the command tool, rounds left);
+    the first failure, or None when all passed or none ran. `final`: the one run after the
+    last round (nothing runs before the rounds are spent, or a second time)."""
+    checks = task_checks(self, task)
     rounds = self.watch.check_rounds
     spent = rounds != MAX_CHECK_ROUNDS if final else rounds >= MAX_CHECK_ROUNDS
     if not checks or spent:
@@ -180,6 +185,8 @@ def run_task_command(
                     message=excerpt(out.output))  # fmt: skip
         return None
     result = CheckResult(command, out.exit_code, out.output, expected)
+    if not result.passed:
+        self.watch.checks_seen_failing.add(command)
     kind = _PASSED if result.passed else _FAILED
     rec.harness(kind, command=command, exit_code=out.exit_code, attempt=attempt, duration_ms=ms,
                 message=None if result.passed else excerpt(result.output))  # fmt: skip

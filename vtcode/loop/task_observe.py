@@ -29,6 +29,7 @@ from vtcode.loop.excerpts import find_excerpts
 from vtcode.loop.file_blocks import fence_for
 from vtcode.loop.task_checks import command_tool_offered, excerpt, run_task_command
 from vtcode.loop.task_text import commands_to_observe, files_to_create
+from vtcode.loop.verified_stop import baseline_stated_outputs
 
 if TYPE_CHECKING:
     from vtcode.loop.runner import Runner
@@ -52,7 +53,8 @@ def observe_task(self: Runner, task: str) -> None:
         lead.excerpts[:] = find_excerpts(task, lead.unseen, lead.read)
     if not command_tool_offered(self):
         return
-    for n, command in enumerate(commands_to_observe(task)):
+    observed = commands_to_observe(task)
+    for n, command in enumerate(observed):
         result = run_task_command(
             self, command, call_id=f"observe_{n}", attempt=0,
             purpose="a command the task says to run, run before the first request",
@@ -66,3 +68,4 @@ def observe_task(self: Runner, task: str) -> None:
         lead.observed.append(
             f"Output of `{command}`, run before you started:\n{fence}\n{shown}\n{fence}"
         )
+    baseline_stated_outputs(self, task, observed)  # when the work makes them pass, it ends

@@ -53,7 +53,7 @@ from vtcode.messages import Message, ToolCall
 if TYPE_CHECKING:
     from vtcode.loop.runner import Runner
 
-__all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls"]
+__all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls", "task_of"]
 
 CALL_IN_TEXT = "tool_call_in_text"
 NO_ACTION = "no_action"
@@ -131,7 +131,7 @@ def recover_calls(
         error_category=CALL_IN_TEXT,
     )
     pairs: list[tuple[StreamingToolCall, ToolCall]] = []
-    task = _task(self) if blocks else ""
+    task = task_of(self) if blocks else ""
     self.watch.text_calls += len(calls)
     for i, c in enumerate(calls):
         call_id = f"call_text_{self.turns_executed}_{i}"
@@ -225,7 +225,7 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         )
         return True
     done = self.watch.succeeded_calls - (self.watch.noop_writes if self.lead_in else 0)
-    task = _task(self)
+    task = task_of(self)
     if self.lead_in and self.limit_outcome() is None and not asks_only_a_question(task):
         spent = self.watch.check_rounds >= MAX_CHECK_ROUNDS  # before this reply
         failed = run_named_checks(self, task)  # the test command the task names
@@ -303,7 +303,7 @@ def _did_nothing(self: Runner, text: str) -> bool:
     failing-test with the task's text; both runs were a success with nothing done. A task
     that only asks a question ("How do I read a file in Go?") is answered in text, code
     blocks included: never nudged."""
-    task = _task(self).strip()
+    task = task_of(self).strip()
     if asks_only_a_question(task):
         return False
     if _short_claim(text) or "```" in text or _echoes_tool_output(self, text):
@@ -321,7 +321,7 @@ def _echoes_tool_output(self: Runner, text: str) -> bool:
     return any(len(r) >= 20 and r in text for r in said)
 
 
-def _task(self: Runner) -> str:
+def task_of(self: Runner) -> str:
     """The task as the user wrote it: the history's first user message."""
     return next((m.content for m in self.history if m.role == "user"), "")
 

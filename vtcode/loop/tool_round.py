@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from vtcode.events.enums import HarnessEventKind, ToolCallStatus, ToolOutcome
 from vtcode.loop.cancel import Cancelled
+from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.parallel import run_read_only_batches
 from vtcode.loop.parts import ToolRunOutcome
 from vtcode.loop.recorder import StreamingToolCall
+from vtcode.loop.text_turn import task_of
+from vtcode.loop.verified_stop import verified_after_change
 from vtcode.messages import Message
 
 if TYPE_CHECKING:
@@ -47,6 +50,7 @@ def step_tools(self: Runner) -> None:
     waited = 0.0
     signature_parts: list[str] = []
     had_output = False
+    changed = False  # a file written, or a command that exited 0 (it may have changed files)
     cap = self.limits.max_tool_calls_per_turn
     calls = [call for _, call in self.pending_calls]
     ran_together = run_read_only_batches(
@@ -140,6 +144,8 @@ def step_tools(self: Runner) -> None:
         self.watch.attempted_calls += 1
         if call.name == "exec_command" and result.exit_code == 0 and isinstance(arguments, dict):
             self.watch.commands_ok.append(str(arguments.get("command", "")))
+            changed = True
+        changed = changed or bool(result.file_changes)
         malformed = result.rejected and result.outcome in _MALFORMED
         self.watch.well_formed_calls += not malformed
         if call.name not in POLLING_TOOLS:
@@ -152,7 +158,8 @@ def step_tools(self: Runner) -> None:
     for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
         self.deliver_follow_up(m)
     self.watch.saw_round("\x01".join(signature_parts))
-    limit = self.limit_outcome()
+    verified = changed and not self.cancel.cancelled and verified_after_change(self, task_of(self))
+    limit = None if verified else self.limit_outcome()
     if rec.turn_open and self.chat is None and limit is None and not self.cancel.cancelled:
         # A run that ends here (a limit, a cancellation) fails this turn, the one whose request
         # was made, instead of opening a turn with no request behind it.
@@ -168,10 +175,11 @@ def step_tools(self: Runner) -> None:
         facts=self.facts(
             user_turn_over=blocked,
             limit_reached=limit is not None,
+            task_verified=verified,
             reset_due=self.hooks.reset_due(),
             compaction_due=self.hooks.compaction_due(in_tool_loop=in_tool_loop),
         ),
-        ending=limit,
+        ending=Outcome(OutcomeKind.SUCCESS) if verified else limit,
     )
 
 
