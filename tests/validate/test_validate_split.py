@@ -137,3 +137,36 @@ def test_line_reader_is_the_same_at_any_block_size(tmp_path: Path, block: int, c
         ]
         assert reader.bytes_read == len(data)
     assert got == expected
+
+
+@pytest.mark.skipif(not can_split(), reason="needs fork and two CPUs")
+@pytest.mark.parametrize("writer", ["compact", "json.dumps defaults", "keys reversed"])
+def test_a_log_splits_whatever_its_writer_spacing_or_key_order(tmp_path: Path, writer: str) -> None:
+    """The automatic split point is a turn.started line as any writer spells it: only the
+    compact spelling was found, so a `json.dumps`-written log (`{"type": "turn.started"}`) or
+    one with `type` last never used the second process (0.87-1.00x the json.loads floor at
+    --jobs 2, where compact logs reached 1.8-1.9x; bench/validate.py, 2026-12-07)."""
+    import json
+
+    from vtcode.validate.engine import finish_report, start_state
+    from vtcode.validate.split import validate_split
+
+    source = tmp_path / "compact.jsonl"
+    _big_log(source, 4_000)
+    log = tmp_path / "log.jsonl"
+    with log.open("w", encoding="utf-8") as out:
+        for line in source.read_bytes().splitlines():
+            event = orjson.loads(line)["event"]  # raw: upstream's shape, any writer's keys
+            if writer == "keys reversed":
+                event = dict(reversed(list(event.items())))
+            spaced = writer != "compact"
+            out.write(json.dumps(event) if spaced else json.dumps(event, separators=(",", ":")))
+            out.write("\n")
+    opts = ValidateOptions()
+    single = dataclasses.asdict(validate_path(log, opts, jobs=1))
+    state = start_state(opts)
+    with log.open("rb") as f:
+        outcome = validate_split(f, state)
+    assert outcome == "joined", outcome  # a second process ran and its half was used
+    assert dataclasses.asdict(finish_report(str(log), state)) == single
+    assert single["status"].value == "valid"
