@@ -184,16 +184,18 @@ def test_a_negative_timeout_is_refused_by_the_loader_with_its_key(tmp_path: Path
 # ------------------------------------------------------------------ the loop bridge
 
 
+async def _sleep_until_cancelled(seconds: float, cancelled: threading.Event) -> None:
+    """Sleep on the loop; a cancellation sets `cancelled` (the test sees it from outside)."""
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+
+
 def test_loop_thread_timeout_cancel_and_a_coroutines_own_timeout() -> None:
     runtime = LoopThread()
     cancelled = threading.Event()
-
-    async def sleeper() -> None:
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
 
     async def raises_timeout() -> None:
         raise TimeoutError("its own")
@@ -204,12 +206,12 @@ def test_loop_thread_timeout_cancel_and_a_coroutines_own_timeout() -> None:
     try:
         assert runtime.run(answer(), 5) == 42
         with pytest.raises(CallTimeout):
-            runtime.run(sleeper(), 0.05)
+            runtime.run(_sleep_until_cancelled(60, cancelled), 0.05)
         assert cancelled.wait(5), "a timed-out call is cancelled on the loop"
         stop = threading.Event()
         stop.set()
         with pytest.raises(CallCancelled):
-            runtime.run(sleeper(), 60, cancel=stop)
+            runtime.run(_sleep_until_cancelled(60, cancelled), 60, cancel=stop)
         with pytest.raises(TimeoutError, match="its own"):
             runtime.run(raises_timeout(), 5, cancel=threading.Event())
     finally:
@@ -229,14 +231,6 @@ def test_a_signal_tripped_while_servers_start_is_handled_within_a_slice() -> Non
 
     runtime = LoopThread()
     cancelled = threading.Event()
-
-    async def slow_start() -> None:
-        try:
-            await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-
     token = CancelToken()
     timer = threading.Timer(0.05, _thread.interrupt_main, args=(signal.SIGINT,))
     started = time.monotonic()
@@ -244,7 +238,7 @@ def test_a_signal_tripped_while_servers_start_is_handled_within_a_slice() -> Non
         with token.installed():
             timer.start()
             with pytest.raises(Cancelled), token.interruptible():
-                runtime.run(slow_start(), 30)
+                runtime.run(_sleep_until_cancelled(30, cancelled), 30)
         took = time.monotonic() - started
         assert took < 5, f"the start was waited on {took:.1f}s after the signal"
         assert cancelled.wait(5), "the interrupted start is cancelled on the loop"

@@ -158,7 +158,7 @@ def step_tools(self: Runner) -> None:
     for m in [] if self.cancel.cancelled else self.hooks.follow_ups():
         self.deliver_follow_up(m)
     self.watch.saw_round("\x01".join(signature_parts))
-    verified = changed and not self.cancel.cancelled and verified_after_change(self, task_of(self))
+    verified = changed and verified_after_change(self, task_of(self))  # never when cancelled
     limit = None if verified else self.limit_outcome()
     if rec.turn_open and self.chat is None and limit is None and not self.cancel.cancelled:
         # A run that ends here (a limit, a cancellation) fails this turn, the one whose request
