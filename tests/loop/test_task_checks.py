@@ -482,3 +482,35 @@ def test_a_change_that_keeps_the_check_failing_goes_on_without_telling_the_model
         ("verification_started", None),  # after the right one: the run ends
         ("verification_passed", 0),
     ]
+
+
+def test_a_refused_block_is_not_a_malformed_call_and_the_run_is_told_what_is_missing(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, answer-from-config (eval of 2026-12-07): it wrote config.ini back as shown (the
+    task forbids it: refused), then echoed the refusal. The refusal was counted as a malformed
+    call, so "every call was malformed" ended the run before the nudge for the answer.txt the
+    task asks for; a refused block is a well-formed call the harness declined."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    ini = "[server]\nhost = 0.0.0.0\nport = 8443\n"
+    (tmp_path / "config.ini").write_text(ini)
+    task = (
+        "Read config.ini and write the port number of its [server] section into a new file "
+        "answer.txt (only the number). Do not change config.ini."
+    )
+    for reply in (
+        f"config.ini\n{F}\n{ini}{F}",
+        "<tool_response>\nnot written: the task says not to change config.ini.\n</tool_response>",
+        f"answer.txt\n{F}\n8443\n{F}",
+        "Both files are written.",
+    ):
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    code, events, err = _exec(tmp_path, task)
+    assert (tmp_path / "config.ini").read_text() == ini
+    assert (tmp_path / "answer.txt").read_text() == "8443\n"
+    nudges = [
+        e["item"]["message"] for e in events
+        if e["type"] == "item.completed" and e["item"].get("event") == "continuation_started"
+    ]  # fmt: skip
+    assert len(nudges) == 1 and "answer.txt" in nudges[0]
+    assert code == 0 and events[-1]["outcome_code"] == "success", err

@@ -69,6 +69,7 @@ def step_tools(self: Runner) -> None:
             )
             continue
         spent = time.monotonic() - turn_started - waited
+        declined = False
         arguments: Any = None
         try:
             arguments = call.parsed_arguments()
@@ -100,6 +101,7 @@ def step_tools(self: Runner) -> None:
                 rejected=True,
             )
         elif self.lead_in is not None and call.id in self.lead_in.refused:
+            declined = True  # a readable call the harness's guard declined: not malformed
             result = ToolRunOutcome(  # a file block over a file the model has not seen
                 output=self.lead_in.refused.pop(call.id),
                 status=ToolCallStatus.FAILED,
@@ -146,7 +148,9 @@ def step_tools(self: Runner) -> None:
             self.watch.commands_ok.append(str(arguments.get("command", "")))
             changed = True
         changed = changed or bool(result.file_changes)
-        malformed = result.rejected and result.outcome in _MALFORMED
+        # (answer-from-config, 2026-12-07: a refused block counted as malformed ended the run
+        # as "every call was malformed" before the nudge for the file the task asks for)
+        malformed = result.rejected and result.outcome in _MALFORMED and not declined
         self.watch.well_formed_calls += not malformed
         if call.name not in POLLING_TOOLS:
             signature_parts.append(
