@@ -170,8 +170,10 @@ def test_a_small_model_gets_the_example_and_the_files_and_no_specs(
     assert done["type"] == "thread.completed" and done["subtype"] == "success"
     # the session keeps the task as written: the lead-in is only in the requests
     assert "The folder holds" not in json.dumps(events)
+    # its reply as written, then the result as a user message (loop/lead_in.as_written)
     second = sse_server.requests[1].json()["messages"]
-    assert second[-1]["role"] == "tool" and second[-2]["tool_calls"]
+    assert second[-2] == {"role": "assistant", "content": json.dumps(call)}
+    assert second[-1]["role"] == "user" and second[-1]["content"].startswith("updated sum_to.py")
 
 
 def test_a_small_model_cannot_call_a_tool_it_was_not_offered(
@@ -217,7 +219,7 @@ def test_a_command_result_reads_as_output_and_exit_code_and_schema_words_are_dro
     code, events, err = _run(tmp_path)
     assert code == 0, err
     tool = sse_server.requests[1].json()["messages"][-1]
-    assert tool["role"] == "tool" and tool["content"] == "hi\n[exit code 3]"
+    assert tool["role"] == "user" and tool["content"] == "hi\n[exit code 3]"
     (out,) = [
         e["item"]
         for e in events

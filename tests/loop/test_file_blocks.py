@@ -288,7 +288,9 @@ def test_a_block_writes_the_file_and_a_shell_block_runs(
     assert "file block read as write_file" in recovered["message"]
     assert events[-1]["outcome_code"] == "success"
     history = sse_server.requests[1].json()["messages"]
-    assert history[-3]["content"] == reply  # the model sees its own blocks, then the results
+    # the model sees its own blocks, then the two results in one user message
+    assert history[-2] == {"role": "assistant", "content": reply}
+    assert history[-1] == {"role": "user", "content": "\n".join(outputs)}
     assert canonical_snapshot(tmp_path) == snapshot_json
 
 

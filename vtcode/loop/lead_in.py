@@ -32,10 +32,11 @@ that copies them writes a stray file, which is why the example is short.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vtcode.loop.excerpts import Excerpt, render, splice
@@ -43,9 +44,11 @@ from vtcode.loop.file_blocks import escaped_breaks_added
 from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.messages import Message
 
-__all__ = ["EXAMPLE_EXCHANGE", "TEMPERATURE", "LeadIn"]
+__all__ = ["EXAMPLE_EXCHANGE", "TEMPERATURE", "TEXT_CALL_PREFIX", "LeadIn", "as_written"]
 
 TEMPERATURE = 0.2
+TEXT_CALL_PREFIX = "call_text_"
+"""The id prefix of a call read from the model's text (`text_turn.recover_calls`)."""
 
 EXAMPLE_EXCHANGE = (
     Message(
@@ -195,7 +198,7 @@ class LeadIn:
             lead += 1
         out = [*history[:lead], *self.examples]
         shown = False
-        for m in history[lead:]:
+        for m in as_written(history[lead:]):
             if not shown and m.role == "user":
                 shown = True
                 files = self.files or "(no files)"
@@ -204,3 +207,42 @@ class LeadIn:
                 m = m.with_content("\n\n".join(p for p in parts if p))
             out.append(m)
         return out
+
+
+def as_written(history: Sequence[Message]) -> list[Message]:
+    """The turns whose calls were read from the model's text, as the example shows a turn: the
+    reply as the model wrote it, then its results in one plain user message.
+
+    Sent as calls and tool results, llama.cpp's chat template (Qwen2.5's) renders the reply's
+    file blocks followed by `<tool_call>{"name": "write_file", ...}</tool_call>` the model
+    never wrote, and each result in `<tool_response>` tags: qwen0.5b copied both (eval of
+    2026-12-07: add-requirement's second reply was the result, the file again and a JSON
+    write_file call; answer-from-config's and edit-big-file's were the result in tags). A
+    reply whose calls were JSON text keeps its prose and gets the calls back as that JSON."""
+    out: list[Message] = []
+    from_text: set[str] = set()
+    results: list[str] = []
+    for m in history:
+        if m.role == "tool" and m.tool_call_id in from_text:
+            results.append(m.content)
+            continue
+        if results:
+            out.append(Message(role="user", content="\n".join(results)))
+            results = []
+        if (
+            m.role == "assistant"
+            and m.tool_calls
+            and all(c.id.startswith(TEXT_CALL_PREFIX) for c in m.tool_calls)
+        ):
+            from_text.update(c.id for c in m.tool_calls)
+            said = m.content
+            if not said.strip():
+                said = "\n".join(
+                    f'{{"name": {json.dumps(c.name)}, "arguments": {c.arguments}}}'
+                    for c in m.tool_calls
+                )
+            m = replace(m, content=said, tool_calls=())
+        out.append(m)
+    if results:
+        out.append(Message(role="user", content="\n".join(results)))
+    return out

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from vtcode.events.enums import HarnessEventKind
 from vtcode.loop.file_blocks import scan_file_blocks
-from vtcode.loop.lead_in import LeadIn
+from vtcode.loop.lead_in import TEXT_CALL_PREFIX, LeadIn
 from vtcode.loop.outcomes import Outcome, OutcomeKind
 from vtcode.loop.recorder import StreamingToolCall
 from vtcode.loop.task_checks import (
@@ -134,7 +134,7 @@ def recover_calls(
     task = task_of(self) if blocks else ""
     self.watch.text_calls += len(calls)
     for i, c in enumerate(calls):
-        call_id = f"call_text_{self.turns_executed}_{i}"
+        call_id = f"{TEXT_CALL_PREFIX}{self.turns_executed}_{i}"
         sc = self.recorder.tool_call(c.name, call_id, self.tools.item_kind(c.name))
         sc.push(c.arguments)
         pairs.append((sc, ToolCall(id=call_id, name=c.name, arguments=c.arguments)))
@@ -142,7 +142,8 @@ def recover_calls(
             if (whole := wholes[i]) is not None:
                 self.lead_in.spliced[call_id] = whole
             _guard_block_write(self.lead_in, c, call_id, self.workspace, task)
-    return said, pairs
+    # A compact run's requests show the reply as written, calls included (`lead_in.as_written`)
+    return (content if self.lead_in is not None else said), pairs
 
 
 def _over_excerpt(lead: LeadIn, call: TextCall) -> tuple[TextCall, str | None]:
