@@ -219,6 +219,29 @@ def test_an_answer_that_echoes_the_tool_results_is_not_a_success(
     assert code == 1 and events[-1]["outcome_code"] == "unfinished_no_action"
 
 
+def test_steps_handed_back_to_the_user_are_not_the_work_done(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """qwen0.5b, rename-symbol (evals of 2026-12-07): "you can follow these steps: 1. Open
+    shop/cart.py ..." with nothing done, and the task's own commands still passing (nothing had
+    changed), was reported as success three times. Told once; the rename then lands."""
+    _config(tmp_path, sse_server, "qwen0.5b")
+    (tmp_path / "cart.py").write_text("def calc_total(xs):\n    return sum(xs)\n")
+    steps = (
+        "To rename the function `calc_total` to `compute_total`, you can follow these steps:\n\n"
+        "1. Open the `cart.py` file.\n2. Rename the function definition to `compute_total`."
+    )
+    fixed = "def compute_total(xs):\n    return sum(xs)\n"
+    _reply(sse_server, steps, f"cart.py\n{F}\n{fixed}{F}", "Both files are written.")
+    code, events, err = _exec(
+        tmp_path, "Rename the function calc_total in cart.py to compute_total."
+    )
+    nudges = [h["error_category"] for h in _harness(events) if h["event"] == "continuation_started"]
+    assert nudges == ["no_action"]
+    assert (tmp_path / "cart.py").read_text() == fixed
+    assert code == 0 and events[-1]["outcome_code"] == "success", err
+
+
 @pytest.mark.parametrize(
     ("task", "commands"),
     [

@@ -79,6 +79,17 @@ _CLAIM = re.compile(
 _INTENT_PHRASES = ("let me ", "let's ", "i will ", "i'll ", "i am going to ", "i'm going to ")
 
 
+# The work handed back to the user as steps: qwen0.5b, rename-symbol (evals of 2026-12-07),
+# "To rename the function ..., you can follow these steps: 1. Open shop/cart.py ..." with nothing
+# done; the task's own commands still passed (nothing had changed), so three such runs were a
+# success. Only read when the run has done nothing and the task is not a question.
+_HANDS_BACK = re.compile(
+    r"\byou (?:can|could|need to|should|would need to|will need to|have to|must)\b"
+    r"|\byou'(?:ll|d) need to\b|\bfollow these steps\b",
+    re.IGNORECASE,
+)
+
+
 def _tool_names(self: Runner) -> list[str]:
     return [t.name for t in self.tools.catalog()]
 
@@ -308,6 +319,8 @@ def _did_nothing(self: Runner, text: str) -> bool:
     if asks_only_a_question(task):
         return False
     if _short_claim(text) or "```" in text or _echoes_tool_output(self, text):
+        return True
+    if _HANDS_BACK.search(text[:MAX_PROSE_CHARS]) is not None:
         return True
     return len(task[:200]) >= 20 and task[:200] in text
 
