@@ -508,6 +508,12 @@ def test_a_refused_block_is_not_a_malformed_call_and_the_run_is_told_what_is_mis
     code, events, err = _exec(tmp_path, task)
     assert (tmp_path / "config.ini").read_text() == ini
     assert (tmp_path / "answer.txt").read_text() == "8443\n"
+    refusal = next(
+        e["item"]["output"] for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "tool_output"
+    )  # fmt: skip
+    assert refusal.startswith("not written: the task says not to change config.ini.")
+    assert "The task asks for answer.txt, which is not written yet" in refusal
     nudges = [
         e["item"]["message"] for e in events
         if e["type"] == "item.completed" and e["item"].get("event") == "continuation_started"

@@ -139,7 +139,7 @@ class LeadIn:
         if is_forbidden(rel, forbidden_paths(task, workspace)):
             return (
                 f"not written: the task says not to change {path}. Change only the files the "
-                "task asks you to change."
+                "task asks you to change." + self._still_missing(workspace)
             )
         if rel in self.shown or rel in self.written or over_excerpt:
             return None
@@ -171,6 +171,21 @@ class LeadIn:
                 if any(e.path == rel for e in self.excerpts)
                 else ""
             )
+        )
+
+    def _still_missing(self, workspace: Path) -> str:
+        """What the task asks for that is not there yet, said with a refusal: qwen0.5b,
+        answer-from-config (evals of 2026-12-07, 3 of 3 runs), wrote config.ini back as shown,
+        was refused, and wrote it again (or echoed the refusal) until the run ended; the
+        answer.txt it was asked for was named nowhere after the task."""
+        missing = [n for n in self.expected if not (workspace / n).exists()]
+        if not missing:
+            return ""
+        listed = ", ".join(missing)
+        return (
+            f" The task asks for {listed}, which {'is' if len(missing) == 1 else 'are'} not "
+            f"written yet: write {'it' if len(missing) == 1 else 'each'} as its path on a line "
+            "by itself, then its content in a fenced code block."
         )
 
     def escaped_write(self, path: str, content: str) -> str | None:
