@@ -173,12 +173,16 @@ class LeadIn:
             )
         )
 
+    def missing(self, workspace: Path) -> list[str]:
+        """The new files the task asks for (noted at the start) that are still not there."""
+        return [n for n in self.expected if not (workspace / n).exists()]
+
     def _still_missing(self, workspace: Path) -> str:
         """What the task asks for that is not there yet, said with a refusal: qwen0.5b,
         answer-from-config (evals of 2026-12-07, 3 of 3 runs), wrote config.ini back as shown,
         was refused, and wrote it again (or echoed the refusal) until the run ended; the
         answer.txt it was asked for was named nowhere after the task."""
-        missing = [n for n in self.expected if not (workspace / n).exists()]
+        missing = self.missing(workspace)
         if not missing:
             return ""
         listed = ", ".join(missing)

@@ -285,11 +285,10 @@ def _still_failing(failed: CheckResult) -> str:
 
 
 def _missing_files(self: Runner) -> list[str]:
-    """The new files the task asks for (noted at the start) that are still not there."""
+    """`LeadIn.missing` for a compact run with a workspace, else nothing."""
     if self.lead_in is None or self.workspace is None:
         return []
-    root = self.workspace
-    return [n for n in self.lead_in.expected if not (root / n).exists()]
+    return self.lead_in.missing(self.workspace)
 
 
 def _missing_nudge(names: list[str]) -> str:
