@@ -66,10 +66,12 @@ _TOOL_NUDGE = (
     "for a change or a fact from the files, call a tool now. If it is really done, reply with a "
     "one-line summary."
 )
-_BLOCK_NUDGE = (  # a compact run: the form its example taught (loop/file_blocks.py)
-    "Nothing has been written or run yet, so nothing in the folder has changed. Write each file "
-    "the task needs as its path on a line by itself, then its whole new content in a fenced "
-    "code block. To run a command, write it in a ```sh block."
+_BLOCK_FORM = (  # a compact run: the form its example taught (loop/file_blocks.py)
+    "Write each file the task needs as its path on a line by itself, then its whole new content "
+    "in a fenced code block. To run a command, write it in a ```sh block."
+)
+_BLOCK_NUDGE = (
+    "Nothing has been written or run yet, so nothing in the folder has changed. " + _BLOCK_FORM
 )
 _CLAIM = re.compile(
     r"\b(done|fixed|finished|complete[ds]?|created|updated|changed|wrote|written|saved|added|"
@@ -211,7 +213,8 @@ def end_or_nudge(self: Runner, content: str) -> bool:
                 ending=Outcome(OutcomeKind.MALFORMED_TOOL_CALL, detail=why),
             )
             return True
-        _nudge(self, CALL_IN_TEXT, _call_nudge(why, _tool_names(self)))
+        nudge = _block_call_nudge(why) if self.lead_in else _call_nudge(why, _tool_names(self))
+        _nudge(self, CALL_IN_TEXT, nudge)
         return True
     # A compact run's model rewrites the files it is shown: a write that changed nothing is no
     # work done there (loop/lead_in.py).
@@ -355,6 +358,15 @@ def _call_nudge(why: str, names: list[str]) -> str:
         'interface, or write exactly {"name": "<tool>", "arguments": {...}} with one of these '
         f"tools: {listed}. When the task is done, reply with a short summary and no JSON."
     )
+
+
+def _block_call_nudge(why: str) -> str:
+    """The call nudge of a compact run, in the form its example taught. Asked there for
+    `{"name": ..., "arguments": ...}`, qwen0.5b dropped the file it was editing and ran
+    `echo 'Hello, world!'` until the loop limit (json-edit, 2 of 2 runs, 2026-12-07: its reply
+    was config.json's JSON under the line "updated config.json", read as a call to a tool named
+    after the file's "name" key)."""
+    return f"Nothing ran: that reply was not a file block ({why}). {_BLOCK_FORM}"
 
 
 def _nudge(self: Runner, kind: str, text: str) -> None:
