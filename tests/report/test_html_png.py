@@ -31,28 +31,30 @@ class Image:
 
     def count(self, rgb: tuple[int, int, int], *, tolerance: int = 0) -> list[tuple[int, int]]:
         """Every (x, y) whose colour is within `tolerance` of `rgb` on each channel."""
-        out = []
-        for y in range(self.height):
-            for x in self.find_in_row(y, rgb, tolerance):
-                out.append((x, y))
-        return out
+        tables = [bytes(int(abs(v - want) <= tolerance) for v in range(256)) for want in rgb]
+        return [(x, y) for y in range(self.height) for x in self._matches(y, tables)]
 
     def find_in_row(self, y: int, rgb: tuple[int, int, int], tolerance: int) -> list[int]:
+        tables = [bytes(int(abs(v - want) <= tolerance) for v in range(256)) for want in rgb]
+        return self._matches(y, tables)
+
+    def _matches(self, y: int, tables: list[bytes]) -> list[int]:
+        """The x of each pixel of row `y` whose every channel maps to 1 in its table.
+
+        Each channel's bytes (a strided slice) go through its table, and the three results are
+        ANDed as one big integer: C speed. A per-pixel Python loop took 28 s of one
+        1280x3600 screenshot's check (2026-12-07)."""
         row, c = self.rows[y], self.channels
-        if tolerance == 0 and c >= 3:
-            # fast path: search the byte pattern, keep hits on a pixel boundary
-            needle = bytes(rgb)
-            hits, start = [], 0
-            while (i := row.find(needle, start)) != -1:
-                if i % c == 0:
-                    hits.append(i // c)
-                start = i + 1
-            return hits
-        return [
-            x
-            for x in range(self.width)
-            if all(abs(a - b) <= tolerance for a, b in zip(self.pixel(x, y), rgb, strict=True))
-        ]
+        hit = -1
+        for k, table in enumerate(tables):
+            plane = row[k::c] if c >= 3 else row[0::c]
+            hit &= int.from_bytes(plane.translate(table), "big")
+        flags = hit.to_bytes(self.width, "big")
+        out, start = [], 0
+        while (x := flags.find(1, start)) != -1:
+            out.append(x)
+            start = x + 1
+        return out
 
 
 def _paeth(a: int, b: int, c: int) -> int:
@@ -192,6 +194,22 @@ def test_mixed_filters_and_colour_search() -> None:
     target = img.pixel(4, 7)
     assert (4, 7) in img.count(target)
     assert all(img.pixel(x, y) == target for x, y in img.count(target))
+
+
+@pytest.mark.parametrize("tolerance", [0, 1, 8, 40, 255])
+def test_colour_search_within_a_tolerance_is_the_per_pixel_rule(tolerance: int) -> None:
+    rows = _pattern(23, 9)
+    img = read_png(write_png(23, 9, rows, [0, 1, 2, 3, 4, 4, 3, 2, 1]))
+    for target in (img.pixel(3, 4), img.pixel(22, 8), (0, 0, 0), (255, 128, 7)):
+        expected = [
+            (x, y)
+            for y in range(9)
+            for x in range(23)
+            if all(abs(a - b) <= tolerance for a, b in zip(img.pixel(x, y), target, strict=True))
+        ]
+        assert img.count(target, tolerance=tolerance) == expected
+    grey = Image(4, 1, 1, [bytes([10, 20, 30, 200])])
+    assert grey.count((20, 20, 20), tolerance=10) == [(0, 0), (1, 0), (2, 0)]
 
 
 def test_not_a_png_is_refused() -> None:
