@@ -34,10 +34,6 @@ class Image:
         tables = [bytes(int(abs(v - want) <= tolerance) for v in range(256)) for want in rgb]
         return [(x, y) for y in range(self.height) for x in self._matches(y, tables)]
 
-    def find_in_row(self, y: int, rgb: tuple[int, int, int], tolerance: int) -> list[int]:
-        tables = [bytes(int(abs(v - want) <= tolerance) for v in range(256)) for want in rgb]
-        return self._matches(y, tables)
-
     def _matches(self, y: int, tables: list[bytes]) -> list[int]:
         """The x of each pixel of row `y` whose every channel maps to 1 in its table.
 
