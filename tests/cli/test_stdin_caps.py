@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -30,31 +29,41 @@ READERS = [
 ]
 
 
-def _run_on_zero(ws: Path, argv: list[str], env_extra: dict[str, str]) -> tuple[int, str, int]:
-    """Run with /dev/zero as stdin (an input, never an output); returns rc, stderr, peak RSS KiB.
+# Reaps vtcode and reports its exit code and peak RSS. On Linux a child's `ru_maxrss` starts
+# from its parent's RSS at the fork (the old memory map is counted at `exec`), so vtcode reaped
+# by the pytest worker reported the worker's own 595 MB after a long run (2026-12-07). A small
+# process between them makes the figure vtcode's.
+_REAPER = """
+import os, subprocess, sys, threading
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+watchdog = threading.Timer(120, p.kill)  # a reader that never stops: fail, not hang
+watchdog.start()
+_pid, status, usage = os.wait4(p.pid, 0)
+watchdog.cancel()
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
 
-    The child is reaped with `wait4`, so the peak RSS is its own, not the test process's.
-    """
+
+def _run_on_zero(ws: Path, argv: list[str], env_extra: dict[str, str]) -> tuple[int, str, int]:
+    """Run with /dev/zero as stdin (an input, never an output); returns rc, stderr, peak RSS KiB
+    (vtcode's own: reaped by `_REAPER`)."""
     env = {**os.environ, "NO_COLOR": "1", "VTCODE_HOME": str(ws.parent / ".home"), **env_extra}
     err_path = ws.parent / "stderr.txt"
     with open("/dev/zero", "rb") as zero, err_path.open("wb") as err_file:
-        proc = subprocess.Popen(
-            [*VTCODE, "-C", str(ws), *argv],
+        reaped = subprocess.run(
+            [sys.executable, "-c", _REAPER, *VTCODE, "-C", str(ws), *argv],
             stdin=zero,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=err_file,
             env=env,
             cwd=ws,
+            text=True,
+            check=False,
         )
-        watchdog = threading.Timer(120, proc.kill)  # a reader that never stops: fail, not hang
-        watchdog.start()
-        try:
-            _pid, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            watchdog.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode != -9, f"vtcode {' '.join(argv)} kept reading /dev/zero"
-    return proc.returncode, err_path.read_text("utf-8", "replace"), usage.ru_maxrss
+    assert reaped.returncode == 0, reaped
+    rc, rss = (int(n) for n in reaped.stdout.split())
+    assert rc != -9, f"vtcode {' '.join(argv)} kept reading /dev/zero"
+    return rc, err_path.read_text("utf-8", "replace"), rss
 
 
 def _tree(ws: Path) -> list[str]:
