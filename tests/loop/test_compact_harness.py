@@ -113,9 +113,9 @@ def test_inline_files_stays_within_its_budget(tmp_path: Path) -> None:
     assert "Other files (too big to show here): " in text
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, Any]], str]:
+def _run(tmp_path: Path, *args: str, task: str = "Fix it") -> tuple[int, list[dict[str, Any]], str]:
     proc = vtcode(
-        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *args, "Fix it"],
+        ["exec", "--json", "--session-id", SESSION, "--provider", "local", *args, task],
         tmp_path,
         env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
     )
@@ -212,8 +212,8 @@ def test_a_command_result_reads_as_output_and_exit_code_and_schema_words_are_dro
     _config(tmp_path, sse_server, "qwen0.5b")
     call = {
         "name": "exec_command",
-        "arguments": {"command": "echo hi; exit 3", "required": ["command"]},
-    }
+        "arguments": {"command": "echo hi | tee note.txt; exit 3", "required": ["command"]},
+    }  # it writes a file: a run of "Fix it" that changes nothing is not a success
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(call))))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("The command printed hi and failed.")))
     code, events, err = _run(tmp_path)
@@ -248,6 +248,7 @@ def test_after_a_nudge_only_failed_calls_never_make_a_success(
 
 
 # An answer, not a claim: a compact run nudges a short reply made before any tool ran.
+_NO_CHANGE = "Run the tests and tell me why they fail."  # asks for no change to the files
 ANSWER = (
     "There is nothing to change here: the folder holds no file the task names, so no file was "
     "written and no command was run, and the task cannot be done with what is in the folder."
@@ -264,12 +265,12 @@ def test_a_compact_run_caps_its_output_unless_the_table_says(
     table = f'[providers.local]\nkind = "openai"\nbase_url = "{sse_server.url}/v1"\n'
     (home / "config.toml").write_text(table + 'model = "qwen0.5b"\n')
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(ANSWER)))
-    code, _, err = _run(tmp_path)
+    code, _, err = _run(tmp_path, task=_NO_CHANGE)
     assert code == 0, err
     assert sse_server.requests[0].json()["max_tokens"] == 1024
     _config(tmp_path, sse_server, "qwen0.5b")  # max_output_tokens = 256 in the table
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(ANSWER)))
-    code, _, err = _run(tmp_path, "--session-id", "second")
+    code, _, err = _run(tmp_path, "--session-id", "second", task=_NO_CHANGE)
     assert code == 0, err
     assert sse_server.requests[1].json()["max_tokens"] == 256
     (home / "config.toml").write_text(table + 'model = "gpt-4.1"\n')
@@ -292,7 +293,7 @@ def test_a_read_with_an_extra_key_still_reads_and_a_write_with_one_is_refused(
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(read))))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(write))))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("The port is 8443.")))
-    code, events, err = _run(tmp_path)
+    code, events, err = _run(tmp_path, task=_NO_CHANGE)
     outputs = [
         e["item"]
         for e in events
@@ -329,7 +330,7 @@ def test_a_call_that_ran_and_failed_still_lets_the_run_answer(
     call = {"name": "exec_command", "arguments": {"command": "echo failing; exit 1"}}
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse(json.dumps(call))))
     sse_server.queue(ScriptedReply.sse_bytes(chat_sse("The command fails: it prints failing.")))
-    code, events, err = _run(tmp_path)
+    code, events, err = _run(tmp_path, task=_NO_CHANGE)
     assert code == 0, err
     assert events[-1]["outcome_code"] == "success"
 

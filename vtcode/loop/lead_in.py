@@ -41,6 +41,7 @@ from pathlib import Path
 
 from vtcode.loop.excerpts import Excerpt, render, splice
 from vtcode.loop.file_blocks import escaped_breaks_added
+from vtcode.loop.folder_state import FolderWatch
 from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.messages import Message
 
@@ -93,6 +94,7 @@ class LeadIn:
     read: Callable[[str], str | None] | None = None  # a whole file, through read_file's checks
     excerpts: list[Excerpt] = field(default_factory=list)  # their lines the task is about
     spliced: dict[str, str] = field(default_factory=dict)  # call id -> the whole file it writes
+    folder: FolderWatch = field(default_factory=FolderWatch)  # the files when the task was given
 
     def over_excerpt(self, path: str, content: str) -> str | None:
         """The whole new text of a file shown only in excerpts, with `content` (a block)

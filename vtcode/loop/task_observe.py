@@ -18,7 +18,9 @@ no later shell, and said "Done.", a success with the build never run).
 The new files the task asks for ("into a new file answer.txt") that the folder lacks at the
 start are noted (`LeadIn.expected`): a run whose model stops before they exist gets one nudge
 naming them (`text_turn.end_or_nudge`). And of the files too big to show whole, the lines the
-task names are shown (`loop/excerpts.py`).
+task names are shown (`loop/excerpts.py`). Last, for a task that asks for a change, the
+folder's fingerprint is taken (`loop/folder_state.py`): a run that ends with it unchanged did
+not do the task, whatever it says.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from typing import TYPE_CHECKING
 from vtcode.loop.excerpts import find_excerpts
 from vtcode.loop.file_blocks import fence_for
 from vtcode.loop.task_checks import command_tool_offered, excerpt, run_task_command
-from vtcode.loop.task_text import commands_to_observe, files_to_create
+from vtcode.loop.task_text import asks_for_a_change, commands_to_observe, files_to_create
 from vtcode.loop.verified_stop import baseline_stated_outputs
 
 if TYPE_CHECKING:
+    from vtcode.loop.lead_in import LeadIn
     from vtcode.loop.runner import Runner
 
 __all__ = ["observe_task"]
@@ -51,8 +54,13 @@ def observe_task(self: Runner, task: str) -> None:
     lead.expected[:] = files_to_create(task, self.workspace)
     if lead.read is not None:
         lead.excerpts[:] = find_excerpts(task, lead.unseen, lead.read)
-    if not command_tool_offered(self):
-        return
+    if command_tool_offered(self):
+        _run_observed(self, lead, task)
+    if asks_for_a_change(task):  # after the harness's own runs: what they write is not work
+        lead.folder.start(self.workspace)
+
+
+def _run_observed(self: Runner, lead: LeadIn, task: str) -> None:
     observed = commands_to_observe(task)
     for n, command in enumerate(observed):
         result = run_task_command(

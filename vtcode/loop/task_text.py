@@ -14,6 +14,7 @@ from pathlib import Path
 
 __all__ = [
     "TEST_RUNNER",
+    "asks_for_a_change",
     "asks_only_a_question",
     "commands_to_observe",
     "files_to_create",
@@ -33,6 +34,15 @@ _WORK_VERBS = (
 _ORDER = re.compile(  # an order: a sentence or clause ("..., then fix it") led by a work verb
     r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?"
     rf"(?:{_WORK_VERBS})\b",
+    re.IGNORECASE,
+)
+# The verbs of an order whose work is a change to the folder's files: not "run", "find",
+# "build", "install" or "commit" (their work may be a command's output, a fact, or outside the
+# folder), nor "make sure" or "add up" (a check, a sum).
+_CHANGE = re.compile(
+    r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?"
+    r"(?:change|convert|correct|create|delete|edit|extend|fix|generate|implement|modify|move|"
+    r"put|refactor|remove|rename|replace|save|set|update|write|add(?!\s+up\b)|make(?!\s+sure\b))\b",
     re.IGNORECASE,
 )
 _ASK = re.compile(r"(?:please\s+)?(?:explain|describe|summari[sz]e|tell me|show me)\b", re.I)
@@ -109,6 +119,16 @@ def asks_only_a_question(task: str) -> bool:
     if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
         return False
     return not any(_ORDER.search(s) for s in sentences)
+
+
+def asks_for_a_change(task: str) -> bool:
+    """The task orders a change to files: a sentence or clause led by a verb whose work is a
+    change ("Rename ...", "Fix ...", "..., and write the total into answer.txt"), and it is not
+    only a question. "Run the tests and tell me which fail" asks for none: its answer is text."""
+    if asks_only_a_question(task):
+        return False
+    sentences = [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
+    return any(_CHANGE.search(s) for s in sentences)
 
 
 def named_test_commands(task: str) -> list[str]:

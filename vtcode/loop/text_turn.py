@@ -19,6 +19,11 @@ Three cases, for every provider alike (issue 28):
 A compact run also reads files and commands written as fenced blocks (`loop/file_blocks.py`),
 the form its example teaches, before any JSON call (a JSON object in a file's block is the file).
 
+And a compact run's final answer to a task that asks for a change, with every file in the
+folder as it was when the task was given (`loop/folder_state.py`), gets one nudge saying so
+(category `unchanged`), then ends `unfinished_no_action`: commands that only check or show
+things are not the work (qwen0.5b, rename-symbol: the task's own tests, then "renamed").
+
 After either nudge, a final answer with still no tool run ends `unfinished_no_action`
 (error_during_execution, exit 1): the model was told the task needs a tool and never used one,
 so whatever it claims was not checked (qwen0.5b, told 'sum_to' is not a tool, answered
@@ -59,6 +64,7 @@ CALL_IN_TEXT = "tool_call_in_text"
 NO_ACTION = "no_action"
 CHECK_FAILED = "check_failed"  # the task's named test command failed (loop/task_checks.py)
 MISSING_FILE = "missing_file"  # a new file the task asks for is not there (loop/task_observe.py)
+UNCHANGED = "unchanged"  # the task asks for a change and no file changed (loop/folder_state.py)
 _MAX_LISTED_TOOLS = 24
 _SPLICED = "block written over the lines of the file it was shown"
 _TOOL_NUDGE = (
@@ -72,6 +78,11 @@ _BLOCK_FORM = (  # a compact run: the form its example taught (loop/file_blocks.
 )
 _BLOCK_NUDGE = (
     "Nothing has been written or run yet, so nothing in the folder has changed. " + _BLOCK_FORM
+)
+_UNCHANGED_NUDGE = (
+    "No file in the folder has changed since the task was given, so the task is not done yet: "
+    "it asks for a change. Running commands that only check or show things changes nothing. "
+    + _BLOCK_FORM
 )
 _CLAIM = re.compile(
     r"\b(done|fixed|finished|complete[ds]?|created|updated|changed|wrote|written|saved|added|"
@@ -258,7 +269,7 @@ def end_or_nudge(self: Runner, content: str) -> bool:
     if missing and MISSING_FILE not in self.nudged and self.limit_outcome() is None:
         _nudge(self, MISSING_FILE, _missing_nudge(missing))
         return True
-    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT, CHECK_FAILED, MISSING_FILE}:
+    if not done and self.nudged & {NO_ACTION, CALL_IN_TEXT, CHECK_FAILED, MISSING_FILE, UNCHANGED}:
         # Told to act, it never did (or every call it made failed): whatever it now says
         # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was
         # done or checked.
@@ -271,13 +282,35 @@ def end_or_nudge(self: Runner, content: str) -> bool:
             ),
         )
         return True
-    if ran_tools or not self.limits.nudge_unfinished:
-        return False
+    if ran_tools or not self.limits.nudge_unfinished or self.limit_outcome() is not None:
+        return _ends_unchanged(self)
     if not _announces_action(content) and not (self.lead_in and _did_nothing(self, content)):
-        return False
-    if self.limit_outcome() is not None:
-        return False
+        return _ends_unchanged(self)
     _nudge(self, NO_ACTION, _BLOCK_NUDGE if self.lead_in else _TOOL_NUDGE)
+    return True
+
+
+def _ends_unchanged(self: Runner) -> bool:
+    """A compact run's final answer to a task that asks for a change, with every file in the
+    folder as it was when the task was given (`loop/folder_state.py`): one nudge saying so,
+    then `unfinished_no_action`. qwen0.5b, rename-symbol (2026-12-07), ran only the task's own
+    test commands (they pass on the untouched project), said "The tests passed, indicating that
+    the function `compute_total` has been renamed correctly", and the run was a success."""
+    lead = self.lead_in
+    if lead is None or self.workspace is None or not lead.folder.unchanged(self.workspace):
+        return False
+    may_nudge = UNCHANGED not in self.nudged and self.limits.nudge_unfinished
+    if may_nudge and self.limit_outcome() is None:
+        _nudge(self, UNCHANGED, _UNCHANGED_NUDGE)
+        return True
+    self.machine.responded(
+        facts=self.facts(),
+        ending=Outcome(
+            OutcomeKind.UNFINISHED_NO_ACTION,
+            detail="the task asks for a change, and no file in the folder changed: whatever "
+            "the answer says, the task was not done",
+        ),
+    )
     return True
 
 
