@@ -241,15 +241,11 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         # Only for a model that writes its calls as text (the small-model failure): a native
         # call to an unknown tool, then an answer, is upstream's invalid_tool scenario and
         # stays a success. A call a permission rule or hook refused is never malformed.
-        self.machine.responded(
-            facts=self.facts(),
-            ending=Outcome(
-                OutcomeKind.UNFINISHED_NO_ACTION,
-                detail=f"all {self.watch.attempted_calls} tool calls of the run were malformed "
-                "(unknown tool or invalid arguments); nothing ran",
-            ),
+        return _unfinished(
+            self,
+            f"all {self.watch.attempted_calls} tool calls of the run were malformed (unknown "
+            "tool or invalid arguments); nothing ran",
         )
-        return True
     done = self.watch.succeeded_calls - (self.watch.noop_writes if self.lead_in else 0)
     task = task_of(self)
     if self.lead_in and self.limit_outcome() is None and not asks_only_a_question(task):
@@ -273,15 +269,9 @@ def end_or_nudge(self: Runner, content: str) -> bool:
         # Told to act, it never did (or every call it made failed): whatever it now says
         # ("Test passed", qwen0.5b's {"summary": "No tool called. Nothing ran."}), nothing was
         # done or checked.
-        self.machine.responded(
-            facts=self.facts(),
-            ending=Outcome(
-                OutcomeKind.UNFINISHED_NO_ACTION,
-                detail="after a nudge to use the tools, the run ended with no tool call that "
-                "succeeded",
-            ),
+        return _unfinished(
+            self, "after a nudge to use the tools, the run ended with no tool call that succeeded"
         )
-        return True
     if ran_tools or not self.limits.nudge_unfinished or self.limit_outcome() is not None:
         return _ends_unchanged(self)
     if not _announces_action(content) and not (self.lead_in and _did_nothing(self, content)):
@@ -303,13 +293,17 @@ def _ends_unchanged(self: Runner) -> bool:
     if may_nudge and self.limit_outcome() is None:
         _nudge(self, UNCHANGED, _UNCHANGED_NUDGE)
         return True
+    return _unfinished(
+        self,
+        "the task asks for a change, and no file in the folder changed: whatever the answer "
+        "says, the task was not done",
+    )
+
+
+def _unfinished(self: Runner, detail: str) -> bool:
+    """End the run `unfinished_no_action`: what the model claims was not done (True: ended)."""
     self.machine.responded(
-        facts=self.facts(),
-        ending=Outcome(
-            OutcomeKind.UNFINISHED_NO_ACTION,
-            detail="the task asks for a change, and no file in the folder changed: whatever "
-            "the answer says, the task was not done",
-        ),
+        facts=self.facts(), ending=Outcome(OutcomeKind.UNFINISHED_NO_ACTION, detail=detail)
     )
     return True
 
