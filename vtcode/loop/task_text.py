@@ -31,17 +31,18 @@ _WORK_VERBS = (
     "implement|install|make|modify|move|put|refactor|remove|rename|replace|run|save|set|update|"
     "write"
 )
-_ORDER = re.compile(  # an order: a sentence or clause ("..., then fix it") led by a work verb
+# Where an order starts: a sentence, or a clause after "and", "then", "," or ";", maybe asked
+# politely ("could you please ...").
+_CLAUSE_LEAD = (
     r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?"
-    rf"(?:{_WORK_VERBS})\b",
-    re.IGNORECASE,
 )
+_ORDER = re.compile(_CLAUSE_LEAD + rf"(?:{_WORK_VERBS})\b", re.IGNORECASE)  # led by a work verb
 # The verbs of an order whose work is a change to the folder's files: not "run", "find",
 # "build", "install" or "commit" (their work may be a command's output, a fact, or outside the
 # folder), nor "make sure" or "add up" (a check, a sum).
 _CHANGE = re.compile(
-    r"(?:^|\band\s+|\bthen\s+|[,;]\s*)(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?"
-    r"(?:change|convert|correct|create|delete|edit|extend|fix|generate|implement|modify|move|"
+    _CLAUSE_LEAD
+    + r"(?:change|convert|correct|create|delete|edit|extend|fix|generate|implement|modify|move|"
     r"put|refactor|remove|rename|replace|save|set|update|write|add(?!\s+up\b)|make(?!\s+sure\b))\b",
     re.IGNORECASE,
 )
@@ -115,20 +116,27 @@ def asks_only_a_question(task: str) -> bool:
     """The task is a question and gives no order: it ends with "?" or starts by asking
     ("Explain ...", "Describe ..."), and no sentence starts with a verb that asks for work
     ("Fix ...", "Write ... into x.txt") nor has a clause that does ("..., then fix it")."""
-    sentences = [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
-    if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
-        return False
-    return not any(_ORDER.search(s) for s in sentences)
+    return _only_a_question(task, _sentences(task))
 
 
 def asks_for_a_change(task: str) -> bool:
     """The task orders a change to files: a sentence or clause led by a verb whose work is a
     change ("Rename ...", "Fix ...", "..., and write the total into answer.txt"), and it is not
     only a question. "Run the tests and tell me which fail" asks for none: its answer is text."""
-    if asks_only_a_question(task):
+    sentences = _sentences(task)
+    if _only_a_question(task, sentences):
         return False
-    sentences = [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
     return any(_CHANGE.search(s) for s in sentences)
+
+
+def _sentences(task: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(task) if s.strip()]
+
+
+def _only_a_question(task: str, sentences: list[str]) -> bool:
+    if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
+        return False
+    return not any(_ORDER.search(s) for s in sentences)
 
 
 def named_test_commands(task: str) -> list[str]:
