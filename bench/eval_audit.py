@@ -22,31 +22,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from vtcode.eval.adapters import read_vtcode_log
 from vtcode.eval.suite import load_suite
 from vtcode.eval.workspace import materialize
 from vtcode.loop.folder_state import fingerprint
 
 
-def _last_message(log: Path) -> str:
-    last = ""
-    try:
-        lines = log.read_text("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        event = event.get("event", event)
-        item = event.get("item") or {}
-        if event.get("type") == "item.completed" and item.get("type") == "agent_message":
-            last = str(item.get("text", ""))
-    return last
-
-
-def audit(suite_dir: Path, eval_dirs: list[Path]) -> list[dict[str, Any]]:
-    """One row per saved run of the vtcode agent: task, outcome, passed, folder changed."""
+def audit(suite_dir: Path, eval_dirs: list[Path], agent: str = "vtcode") -> list[dict[str, Any]]:
+    """One row per saved run of the vtcode agent labelled `agent`: task, outcome, passed,
+    folder changed, last message."""
     tasks = {t.id: t for t in load_suite(suite_dir).tasks}
     starts: dict[str, str | None] = {}
     rows: list[dict[str, Any]] = []
@@ -56,7 +40,7 @@ def audit(suite_dir: Path, eval_dirs: list[Path]) -> list[dict[str, Any]]:
                 run = json.loads(path.read_text("utf-8"))
                 task = tasks.get(run.get("task_id", ""))
                 workspace = Path(run.get("workspace") or "")
-                if task is None or not workspace.is_dir():
+                if run.get("agent") != agent or task is None or not workspace.is_dir():
                     continue
                 if task.id not in starts:
                     start = Path(tmp) / task.id
@@ -74,7 +58,8 @@ def audit(suite_dir: Path, eval_dirs: list[Path]) -> list[dict[str, Any]]:
                         "success": run.get("outcome_subtype") == "success",
                         "passed": bool(run.get("passed")),
                         "changed": changed,
-                        "last_message": _last_message(Path(run.get("log") or "")),
+                        "last_message": read_vtcode_log(Path(run.get("log") or "")).last_message
+                        or "",
                     }
                 )
     return rows
@@ -84,9 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("suite", type=Path)
     parser.add_argument("evals", type=Path, nargs="+", help=".vtcode/evals/ID folders")
+    parser.add_argument("--agent", default="vtcode", help="the vtcode agent's label in the evals")
     parser.add_argument("--json", action="store_true", help="one JSON row per run")
     args = parser.parse_args(argv)
-    rows = audit(args.suite, args.evals)
+    rows = audit(args.suite, args.evals, args.agent)
     if args.json:
         for row in rows:
             print(json.dumps(row))

@@ -37,6 +37,7 @@ __all__ = [
     "adapter_for",
     "peer_endpoints",
     "read_jsonl",
+    "read_vtcode_log",
 ]
 
 AGENT_KINDS = ("vtcode", "codex", "claude")
@@ -137,14 +138,21 @@ class VtcodeAdapter:
         return ctx.workspace / ".vtcode" / "sessions" / ctx.session_id / "events.jsonl"
 
     def read(self, ctx: RunContext, exit_code: int | None) -> tuple[AgentRecord, Path | None]:
-        rec = AgentRecord(model_requests=0, tool_calls=0)
         path = self.log_path(ctx)
-        for line in read_jsonl(path):
-            ev = line.get("event")
-            if isinstance(ev, dict):
-                _vtcode_event(rec, ev)
+        rec = read_vtcode_log(path)
         rec.expected_exit = exit_code in VTCODE_EXITS
         return rec, (path if path.exists() else None)
+
+
+def read_vtcode_log(path: Path) -> AgentRecord:
+    """What a vtcode session's events.jsonl says happened (also read after the eval, by
+    bench/eval_audit.py); a missing log is an empty record."""
+    rec = AgentRecord(model_requests=0, tool_calls=0)
+    for line in read_jsonl(path):
+        ev = line.get("event")
+        if isinstance(ev, dict):
+            _vtcode_event(rec, ev)
+    return rec
 
 
 def _vtcode_event(rec: AgentRecord, ev: dict[str, Any]) -> None:
