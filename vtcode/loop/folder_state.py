@@ -3,9 +3,10 @@
 A small model says it renamed a function after running only the task's own test commands, which
 pass on the untouched project (qwen0.5b, rename-symbol, four runs of 2026-12-07: "The tests
 passed, indicating that the function `compute_total` has been renamed correctly"); a command
-that ran counted as work done, so each run was a `success` with nothing renamed. Of the 54
+that ran counted as work done, so each run was a `success` with nothing renamed. Of the 76
 compact runs of the public suite that ended `success` in the evals of 2026-12-07, the 11 whose
-folder was unchanged all failed their task; every one of the 25 that passed had changed it.
+folder was unchanged all failed their task; every one of the 32 that passed had changed it
+(`bench/eval_audit.py`).
 Counting the model's writes does not tell this (a command may change files, a write may write
 a file's own content back), so the harness compares the files themselves.
 
