@@ -61,8 +61,20 @@ def chat_sse(
     return "".join(parts).encode()
 
 
-def _config(tmp_path: Path, server: SSEServer, model: str = "qwen0.5b", extra: str = "") -> None:
-    """A `local` provider table (llama.cpp-shaped server at `server`) in the run's home."""
+def _config(
+    tmp_path: Path, server: SSEServer, model: str = "qwen0.5b", extra: str = "", draws: int = 1
+) -> None:
+    """A `local` provider table (llama.cpp-shaped server at `server`) in the run's home.
+
+    `draws`: `agent.harness.first_reply_draws`. One by default: the server gives its scripted
+    replies in order, and a test of what follows a first reply means that reply to be kept
+    (tests/loop/test_first_draws.py draws more)."""
+    harness = f"[agent.harness]\nfirst_reply_draws = {draws}\n"
+    extra = (
+        extra.replace("[agent.harness]\n", harness, 1)
+        if "[agent.harness]\n" in extra
+        else f"{extra}\n{harness}"
+    )
     home = tmp_path / ".home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(

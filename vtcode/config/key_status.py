@@ -86,6 +86,7 @@ STATUS: dict[str, KeyStatus] = {
     "agent.harness.budget_warning_threshold": Consumed("vtcode.loop.limits"),
     "agent.harness.continuation_policy": Consumed("vtcode.loop.limits"),
     "agent.harness.profile": Consumed("vtcode.runtime.harness_profile"),
+    "agent.harness.first_reply_draws": Consumed("vtcode.runtime.exec_run"),
     "agent.harness.context_reset_mode": Consumed("vtcode.runtime.context_part"),
     "agent.harness.context_reset_stall_threshold": Consumed("vtcode.runtime.context_part"),
     "agent.harness.event_log_path": Consumed("vtcode.runtime.exporters"),

@@ -134,6 +134,11 @@ class HarnessConfig:
     profile: Annotated[
         HarnessProfile, Doc("vtcode: compact (small models), full, or auto by the model's size")
     ] = HarnessProfile.AUTO
+    first_reply_draws: Annotated[
+        int,
+        IntRange(1, 8),
+        Doc("vtcode: compact runs draw a first reply that would change nothing again (1 = off)"),
+    ] = 4
     long_running_command_ceiling_secs: Annotated[
         U64, Doc("vtcode: cap on one `action: wait` deadline (upstream's 3600 s default)")
     ] = 3600

@@ -255,6 +255,7 @@ POLICY: dict[str, Rule] = {
     "agent.harness.budget_warning_threshold": NEUTRAL,
     "agent.harness.continuation_policy": _ordered("off", "exec_only", "all"),
     "agent.harness.profile": NEUTRAL,
+    "agent.harness.first_reply_draws": CAP,
     "agent.harness.context_reset_mode": NEUTRAL,
     "agent.harness.context_reset_stall_threshold": NEUTRAL,
     "agent.harness.event_log_path": EGRESS,  # a copy of every event at a path of its choosing

@@ -45,7 +45,15 @@ from vtcode.loop.folder_state import FolderWatch
 from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.messages import Message
 
-__all__ = ["EXAMPLE_EXCHANGE", "TEMPERATURE", "TEXT_CALL_PREFIX", "LeadIn", "as_written"]
+__all__ = [
+    "EXAMPLE_EXCHANGE",
+    "TEMPERATURE",
+    "TEXT_CALL_PREFIX",
+    "FirstDraws",
+    "LeadIn",
+    "as_written",
+    "example_copy",
+]
 
 TEMPERATURE = 0.2
 TEXT_CALL_PREFIX = "call_text_"
@@ -76,6 +84,14 @@ _EXAMPLE_FILES = {
 }
 
 
+@dataclass(slots=True)
+class FirstDraws:
+    """How often a compact run's first reply may be drawn (`loop/first_draws.py`)."""
+
+    allowed: int = 1  # `agent.harness.first_reply_draws`
+    armed: bool = False  # a fresh task's first request is next
+
+
 @dataclass(frozen=True, slots=True)
 class LeadIn:
     """The example exchange and the workspace's files (block form) of a compact run, and what
@@ -95,6 +111,7 @@ class LeadIn:
     excerpts: list[Excerpt] = field(default_factory=list)  # their lines the task is about
     spliced: dict[str, str] = field(default_factory=dict)  # call id -> the whole file it writes
     folder: FolderWatch = field(default_factory=FolderWatch)  # the files when the task was given
+    draws: FirstDraws = field(default_factory=lambda: FirstDraws())  # `loop/first_draws.py`
 
     def over_excerpt(self, path: str, content: str) -> str | None:
         """The whole new text of a file shown only in excerpts, with `content` (a block)
@@ -148,12 +165,7 @@ class LeadIn:
         try:
             st = (workspace / rel).lstat()
         except OSError:  # nothing there (or unreachable: the tool says why)
-            # An empty one too: qwen0.5b, edit-big-file (2026-12-07), wrote an empty
-            # greeting.txt, then "Done.".
-            examples = _EXAMPLE_FILES.get(rel, ())
-            copied = content is not None and (content in examples or not content.strip())
-            copied = copied and bool(examples)
-            if copied and rel not in task:
+            if content is not None and example_copy(rel, content, workspace, task):
                 return (
                     f"not written: {path} with that content is the example's file, not part "
                     "of this task. Write the files this task needs."
@@ -228,6 +240,15 @@ class LeadIn:
                 m = m.with_content("\n\n".join(p for p in parts if p))
             out.append(m)
         return out
+
+
+def example_copy(rel: str, content: str, workspace: Path, task: str) -> bool:
+    """`content` written to `rel` copies the harness's own example: its file, word for word or
+    empty (qwen0.5b, edit-big-file, 2026-12-07, wrote an empty greeting.txt, then "Done."),
+    into a folder without it, for a task that never names it."""
+    examples = _EXAMPLE_FILES.get(rel, ())
+    copied = bool(examples) and (content in examples or not content.strip())
+    return copied and rel not in task and not os.path.lexists(workspace / rel)
 
 
 def as_written(history: Sequence[Message]) -> list[Message]:

@@ -5,9 +5,8 @@ facts: cancelled, a limit reached, compaction due, ...) and fires a trigger with
 `fsm_table` chooses the destination. Entering `complete` emits the terminal sequence exactly once:
 summary `agent_message`, the terminal turn event, `thread.completed`.
 
-Interactive runs (`vtcode chat`) pass `user_turns`; their user-turn logic (one turn pair per
-USER turn, the `idle` state at the prompt, Ctrl-C ending the turn, not the session) lives in
-`vtcode.loop.user_turns.ChatTurns`, which the runner holds as `chat`.
+Interactive runs (`vtcode chat`) pass `user_turns`; their user-turn logic (a turn pair per USER
+turn, the `idle` state, Ctrl-C ending the turn) lives in `loop.user_turns.ChatTurns` (`chat`).
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from vtcode.events.types import (
 from vtcode.loop.call_cap import CallCap
 from vtcode.loop.cancel import Cancelled, CancelToken
 from vtcode.loop.continuation import Continuation
+from vtcode.loop.first_draws import stream_first_reply
 from vtcode.loop.fsm import Assessment, LoopMachine, MachineError, check_steps
 from vtcode.loop.lead_in import LeadIn
 from vtcode.loop.limits import Budget, Limits, LimitWatch
@@ -278,7 +278,7 @@ class Runner:
         completed: ResponseCompleted | None = None
         try:
             with self.cancel.interruptible(wake=active_abort(self.provider)):
-                stream = self.provider.stream(request)
+                stream = stream_first_reply(self, request)  # drawn again if it is no use
                 for ev in stream:
                     if isinstance(ev, TextDelta):
                         if reasoning.item_id is not None and text.item_id is None:

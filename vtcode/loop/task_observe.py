@@ -58,6 +58,8 @@ def observe_task(self: Runner, task: str) -> None:
         _run_observed(self, lead, task)
     if asks_for_a_change(task):  # after the harness's own runs: what they write is not work
         lead.folder.start(self.workspace)
+    if asks_for_a_change(task) or lead.expected:  # a reply that changes nothing is a fault
+        lead.draws.armed = True
 
 
 def _run_observed(self: Runner, lead: LeadIn, task: str) -> None:

@@ -58,7 +58,14 @@ from vtcode.messages import Message, ToolCall
 if TYPE_CHECKING:
     from vtcode.loop.runner import Runner
 
-__all__ = ["CALL_IN_TEXT", "NO_ACTION", "end_or_nudge", "recover_calls", "task_of"]
+__all__ = [
+    "CALL_IN_TEXT",
+    "NO_ACTION",
+    "end_or_nudge",
+    "recover_calls",
+    "task_of",
+    "tool_names",
+]
 
 CALL_IN_TEXT = "tool_call_in_text"
 NO_ACTION = "no_action"
@@ -103,7 +110,8 @@ _HANDS_BACK = re.compile(
 )
 
 
-def _tool_names(self: Runner) -> list[str]:
+def tool_names(self: Runner) -> list[str]:
+    """The names of the tools the run offers the model."""
     return [t.name for t in self.tools.catalog()]
 
 
@@ -116,7 +124,7 @@ def recover_calls(
     is a small model's runaway list of calls, each after the first written without a result
     (seen on qwen0.5b: a repeated write, a read, a listing, a patch of nonsense, until the cap).
     """
-    catalog = set(_tool_names(self))
+    catalog = set(tool_names(self))
     found: tuple[TextCall, ...] = ()
     said = content
     if self.lead_in is not None:  # a compact run: the form its example taught, read first
@@ -215,7 +223,7 @@ def end_or_nudge(self: Runner, content: str) -> bool:
     model (the machine has been fired), False when the reply stands as the final answer."""
     if self.chat is not None:
         return False
-    scan = scan_text_calls(content, set(_tool_names(self)))
+    scan = scan_text_calls(content, set(tool_names(self)))
     if scan.only_calls:
         why = "; ".join(scan.problems) or "no tool call could be read"
         if CALL_IN_TEXT in self.nudged or self.limit_outcome() is not None:
@@ -224,7 +232,7 @@ def end_or_nudge(self: Runner, content: str) -> bool:
                 ending=Outcome(OutcomeKind.MALFORMED_TOOL_CALL, detail=why),
             )
             return True
-        nudge = _block_call_nudge(why) if self.lead_in else _call_nudge(why, _tool_names(self))
+        nudge = _block_call_nudge(why) if self.lead_in else _call_nudge(why, tool_names(self))
         _nudge(self, CALL_IN_TEXT, nudge)
         return True
     # A compact run's model rewrites the files it is shown: a write that changed nothing is no

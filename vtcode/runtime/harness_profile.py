@@ -29,7 +29,7 @@ from pathlib import Path
 
 from vtcode.config.model import HarnessProfile
 from vtcode.loop.file_blocks import fence_for
-from vtcode.loop.lead_in import LeadIn
+from vtcode.loop.lead_in import FirstDraws, LeadIn
 from vtcode.loop.prompts import compact_system_prompt, exec_system_prompt
 from vtcode.loop.tool_exec import CatalogView, RegistryToolExecutor
 from vtcode.providers.base import OutputCapped, Provider
@@ -253,10 +253,11 @@ def base_prompt(profile: ChosenProfile, workspace: Path, executor: RegistryToolE
 
 
 def lead_in(
-    profile: ChosenProfile, workspace: Path, executor: RegistryToolExecutor
+    profile: ChosenProfile, workspace: Path, executor: RegistryToolExecutor, *, max_draws: int = 1
 ) -> LeadIn | None:
     """A compact run's lead-in (`loop/lead_in.py`): the example exchange, and the workspace's
-    small files as they are now, each read as the model's own read_file would be."""
+    small files as they are now, each read as the model's own read_file would be; the first
+    reply drawn up to `max_draws` times (`loop/first_draws.py`)."""
     if not profile.compact:
         return None
     tools = [t.name for t in executor.catalog()]
@@ -267,4 +268,4 @@ def lead_in(
         rel for rel, size in candidates if rel not in shown and size <= EXCERPT_FILE_MAX_BYTES
     )
     exact = _exact_reader(executor) if "read_file" in tools else None
-    return LeadIn(files=files, shown=shown, unseen=unseen, read=exact)
+    return LeadIn(files=files, shown=shown, unseen=unseen, read=exact, draws=FirstDraws(max_draws))

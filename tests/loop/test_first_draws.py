@@ -1,0 +1,132 @@
+"""A compact run's first reply is drawn again when it could not change the folder.
+
+qwen0.5b's first replies to one request vary: on the public suite's first requests it wrote the
+shown file back unchanged in some draws and the change in others, and once a reply is in the
+history it copies it (loop/first_draws.py). Through the real CLI against a llama.cpp-shaped
+server that answers its queued replies in order; the folder's files are real.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from tests.conftest import ScriptedReply, SSEServer
+from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
+from tests.loop.test_text_tool_calls_cli import _config, _exec, chat_sse
+
+F = "```"
+TASK = "Fix the typo in notes.txt: recieve should be receive."
+NOTES = "Please recieve the parcel.\n"
+FIXED = "Please receive the parcel.\n"
+COPY = f"notes.txt\n{F}\n{NOTES}{F}"  # the shown file written back as it is
+FIX = f"notes.txt\n{F}\n{FIXED}{F}"
+DONE = "The file is written."
+
+
+def _run(
+    tmp_path: Path, server: SSEServer, replies: list[str], *, draws: int = 4, task: str = TASK
+) -> tuple[int, list[dict[str, Any]], str]:
+    _config(tmp_path, server, "qwen0.5b", draws=draws)
+    (tmp_path / "notes.txt").write_text(NOTES)
+    for n, reply in enumerate(replies):
+        server.queue(ScriptedReply.sse_bytes(chat_sse(reply, prompt_tokens=300 + n)))
+    return _exec(tmp_path, task)
+
+
+def _harness(events: list[dict[str, Any]], kind: str) -> list[str]:
+    return [
+        e["item"]["message"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "harness"
+        and e["item"]["event"] == kind
+    ]  # fmt: skip
+
+
+def _replies(events: list[dict[str, Any]]) -> list[str]:
+    return [
+        e["item"]["text"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] == "agent_message"
+    ]
+
+
+def test_a_copy_of_the_shown_file_is_drawn_again_and_the_change_kept(
+    tmp_path: Path, sse_server: SSEServer, snapshot_json: SnapshotAssertion
+) -> None:
+    code, events, err = _run(tmp_path, sse_server, [COPY, COPY, FIX, DONE])
+    assert code == 0, err
+    assert (tmp_path / "notes.txt").read_text() == FIXED
+    bodies = [r.json() for r in sse_server.requests]
+    assert len(bodies) == 4
+    assert bodies[0]["messages"] == bodies[1]["messages"] == bodies[2]["messages"]
+    (note,) = _harness(events, "error_recovered")[:1]
+    assert note == (
+        "first reply drawn 3 times (draw 1 changed no file; draw 2 changed no file; "
+        "draw 3 could change the folder); kept draw 3"
+    )
+    # Only the kept draw is the model's reply; the others are in no history and no item.
+    assert COPY not in _replies(events)
+    assert all(COPY not in m["content"] for m in bodies[3]["messages"] if m["role"] == "assistant")
+    # Each draw was a request: the first turn's usage is the three together.
+    first_turn = next(e for e in events if e["type"] == "turn.completed")
+    assert first_turn["usage"]["input_tokens"] == 300 + 301 + 302
+    assert events[-1]["subtype"] == "success"
+    assert canonical_snapshot(tmp_path) == snapshot_json
+
+
+def test_when_every_draw_changes_nothing_the_first_is_kept_and_the_run_goes_on(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    _code, events, err = _run(tmp_path, sse_server, [COPY, COPY, FIX, DONE], draws=2)
+    assert len(sse_server.requests) >= 3, err
+    (note, *_) = _harness(events, "error_recovered")
+    assert note.startswith("first reply drawn 2 times (draw 1 changed no file; draw 2 changed")
+    assert note.endswith("kept draw 1")
+    # The run goes on as before: the copy was written back (nothing changed), the model told.
+    assert (tmp_path / "notes.txt").read_text() in {NOTES, FIXED}
+
+
+@pytest.mark.parametrize(
+    ("draws", "task", "first", "requests_before_second_turn"),
+    [
+        (1, TASK, COPY, 1),  # first_reply_draws = 1: off
+        (4, "What does notes.txt say?", "It asks to receive a parcel.", 1),  # only a question
+        (4, TASK, f"{F}sh\nsed -i s/recieve/receive/ notes.txt\n{F}", 1),  # a command: kept
+        (4, TASK, FIX, 1),  # a change at once
+    ],
+    ids=["off", "question", "command", "change"],
+)
+def test_a_reply_that_can_change_the_folder_or_a_run_without_draws_draws_once(
+    tmp_path: Path, sse_server: SSEServer, draws: int, task: str, first: str,
+    requests_before_second_turn: int,
+) -> None:  # fmt: skip
+    _code, events, err = _run(
+        tmp_path, sse_server, [first, FIX, DONE, DONE], draws=draws, task=task
+    )
+    assert not [m for m in _harness(events, "error_recovered") if "drawn" in m], err
+    assert _replies(events)[0] == first
+    assert sse_server.requests[0].json()["messages"][-1]["role"] == "user"
+    second = [r.json() for r in sse_server.requests][requests_before_second_turn:]
+    # The second request (if any) already carries the first reply: it was not a draw.
+    assert all(any(m["role"] == "assistant" and m["content"] == first for m in b["messages"])
+               for b in second)  # fmt: skip
+
+
+def test_a_resumed_run_never_draws(tmp_path: Path, sse_server: SSEServer) -> None:
+    """Its first request carries the earlier turns: what the model copies is already there."""
+    code, _events, err = _run(tmp_path, sse_server, [FIX, DONE])
+    assert code == 0, err
+    for reply in [COPY, DONE]:
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    proc = vtcode(
+        ["exec", "--json", "--provider", "local", "resume", SESSION, "Fix it again."],
+        tmp_path,
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    events = raw_events(proc.stdout)
+    assert _replies(events)[0] == COPY, proc.stderr
+    assert not [m for m in _harness(events, "error_recovered") if "drawn" in m]

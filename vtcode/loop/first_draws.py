@@ -1,0 +1,155 @@
+"""A compact run's first reply, drawn again when it would change nothing (issue 28).
+
+A small model's first reply decides a run: once a reply is in the history, qwen0.5b copies it
+(docs/eval.md, twelfth pass: at the request it repeated itself, 20 of 28 resamples were the
+repeat, at any temperature). And the first reply varies: the same first request drawn four
+times at temperature 0.2 wrote config.ini back (the task said not to change it) in some draws
+and answer.txt with the right port in others; wrote the file it was shown back unchanged in
+three draws of four and the asked-for file in the fourth (docs/eval.md, fourteenth pass). So
+before a fresh compact run's first reply enters the history, the harness reads it the way it
+would run it and draws it again, up to `agent.harness.first_reply_draws` in all, when it could
+not change the folder: no file block and no command, or only blocks that write a file back as
+it is, a file the task says not to change, or the example's file; or when it leaves out a new
+file the task asks for. The first draw without such a fault is kept; when every draw has one,
+the one with the fewest (the earliest of them). Only what the judge can see without running
+anything counts: a reply with a command or a call written as JSON is kept as it is.
+
+Every draw is a real request: the kept reply's usage is the sum of all of them (what the
+server was asked for), and an `error_recovered` item names the draws and why each was
+redrawn. A replay provider gives the same reply again, so its runs draw once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vtcode.events.enums import HarnessEventKind
+from vtcode.events.types import Usage
+from vtcode.loop.file_blocks import scan_file_blocks
+from vtcode.loop.lead_in import example_copy
+from vtcode.loop.task_text import forbidden_paths, is_forbidden
+from vtcode.loop.text_calls import scan_text_calls
+from vtcode.loop.text_turn import task_of, tool_names
+from vtcode.messages import ModelRequest, ResponseCompleted, StreamEvent, TextDelta
+from vtcode.providers.base import ProviderError
+
+if TYPE_CHECKING:
+    from vtcode.loop.lead_in import LeadIn
+    from vtcode.loop.runner import Runner
+
+__all__ = ["DRAWN", "first_reply_faults", "stream_first_reply"]
+
+DRAWN = "first_reply_drawn"  # the error_recovered item's category
+
+
+@dataclass(frozen=True, slots=True)
+class _Draw:
+    events: tuple[StreamEvent, ...]
+    completed: ResponseCompleted
+    faults: tuple[str, ...]
+
+
+def stream_first_reply(self: Runner, request: ModelRequest) -> Iterator[StreamEvent]:
+    """The provider's stream for `request`; for a fresh compact run's first request with draws
+    left, the chosen draw's events (see the module doc). A `ProviderError` of the first draw
+    propagates as the request's own; one of a later draw ends the drawing."""
+    lead = self.lead_in
+    if lead is None or not lead.draws.armed or self.workspace is None or self.chat is not None:
+        return self.provider.stream(request)
+    lead.draws.armed = False  # the first request only
+    allowed = lead.draws.allowed
+    workspace, task, catalog = self.workspace, task_of(self), tool_names(self)
+
+    def judge(text: str, cut_off: bool) -> tuple[str, ...]:
+        return first_reply_faults(text, lead, workspace, task, catalog, cut_off=cut_off)
+
+    draws: list[_Draw] = []
+    for _ in range(allowed):
+        try:
+            draw = _draw(self.provider.stream(request), judge)
+        except ProviderError:
+            if not draws:
+                raise
+            break
+        draws.append(draw)
+        if not draw.faults:
+            break
+    chosen = min(draws, key=lambda d: len(d.faults))
+    if len(draws) > 1:
+        self.recorder.harness(
+            HarnessEventKind.ERROR_RECOVERED, message=_note(draws, chosen), error_category=DRAWN
+        )
+    usage = Usage()
+    for d in draws:
+        usage = usage.add(d.completed.usage)
+    return iter((*chosen.events, replace(chosen.completed, usage=usage)))
+
+
+def _draw(stream: Iterator[StreamEvent], judge: Callable[[str, bool], tuple[str, ...]]) -> _Draw:
+    events: list[StreamEvent] = []
+    completed: ResponseCompleted | None = None
+    for ev in stream:
+        if isinstance(ev, ResponseCompleted):
+            completed = ev
+        else:
+            events.append(ev)
+    if completed is None:
+        raise ProviderError("the model stream ended without a final response event")
+    text = "".join(ev.text for ev in events if isinstance(ev, TextDelta))
+    native = len(events) > sum(isinstance(ev, TextDelta) for ev in events)
+    cut_off = completed.stop_reason == "max_tokens"
+    faults = () if native else judge(text, cut_off)
+    return _Draw(tuple(events), completed, faults)
+
+
+def first_reply_faults(
+    text: str,
+    lead: LeadIn,
+    workspace: Path,
+    task: str,
+    catalog: Collection[str],
+    *,
+    cut_off: bool = False,
+) -> tuple[str, ...]:
+    """Why a first reply, run as `recover_calls` would run it, could not change the folder;
+    empty when it could (or when only running it would tell)."""
+    known = lead.shown | lead.written | set(lead.expected)
+    calls = scan_file_blocks(text, catalog, ended=not cut_off, known=known)
+    if not calls:
+        if scan_text_calls(text, catalog).calls:
+            return ()  # a call written as JSON: judged when it runs
+        return ("wrote no file and ran no command",)
+    if any(c.name != "write_file" for c in calls):
+        return ()  # a command may change anything
+    forbidden = forbidden_paths(task, workspace)
+    written: set[str] = set()
+    changes = 0
+    for call in calls:
+        args = json.loads(call.arguments)
+        path, content = str(args.get("path", "")), str(args.get("content", ""))
+        rel = os.path.normpath(path)
+        written.add(rel)
+        if is_forbidden(rel, forbidden) or example_copy(rel, content, workspace, task):
+            continue
+        if rel in lead.shown and lead.read is not None and lead.read(rel) == content:
+            continue  # written back as shown
+        changes += 1
+    faults = [] if changes else ["changed no file"]
+    left_out = [n for n in lead.missing(workspace) if os.path.normpath(n) not in written]
+    if left_out:
+        faults.append(f"left out {', '.join(left_out)}")
+    return tuple(faults)
+
+
+def _note(draws: list[_Draw], chosen: _Draw) -> str:
+    why = "; ".join(
+        f"draw {i} {', '.join(d.faults) or 'could change the folder'}"
+        for i, d in enumerate(draws, 1)
+    )
+    kept = draws.index(chosen) + 1
+    return f"first reply drawn {len(draws)} times ({why}); kept draw {kept}"
