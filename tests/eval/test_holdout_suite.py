@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.eval.test_public_suite import exit_0_programs
 from vtcode.eval.suite import (
     CheckResult,
     Task,
@@ -248,15 +249,6 @@ SHADOWS = ["json", "re", "subprocess", "pathlib", "tempfile", "shutil", "unittes
            "collections", "runpy", "contextlib", "dataclasses", "sitecustomize"]  # fmt: skip
 
 
-def _exit_0_programs(task: Task) -> dict[str, str]:
-    """Every program the reference adds or changes, as one that exits 0 at once."""
-    return {
-        p.relative_to(task.reference_dir).as_posix(): EXIT_0[p.suffix]
-        for p in task.reference_dir.rglob("*")
-        if p.suffix in EXIT_0
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class Verdicts:
     """What one task's checker said about each prepared workspace."""
@@ -303,7 +295,7 @@ def _verdicts(task: Task, root: Path) -> Verdicts:
         (m.why, fresh(f"near-miss-{i}", m.files, reference=m.on_reference))
         for i, m in enumerate(NEAR_MISSES[task.id])
     ]
-    exit_0 = _exit_0_programs(task)
+    exit_0 = exit_0_programs(task, EXIT_0)
     shadows = {f"{name}.py": EXIT_0[".py"] for name in SHADOWS}
     return Verdicts(
         untouched=untouched,

@@ -188,12 +188,13 @@ SHADOWED = {"fix-off-by-one", "rename-symbol", "csv-sum", "add-cli-flag"}
 EXIT_0 = {".py": "import os\nos._exit(0)\n", ".sh": "exit 0\n"}
 
 
-def _exit_0_programs(task: Task) -> dict[str, str]:
-    """Every program the reference adds or changes, as one that exits 0 at once."""
+def exit_0_programs(task: Task, programs: Mapping[str, str] = EXIT_0) -> dict[str, str]:
+    """Every program the reference adds or changes, as one that exits 0 at once (`programs`:
+    such a program by file suffix; tests/eval/test_holdout_suite.py adds JavaScript)."""
     return {
-        p.relative_to(task.reference_dir).as_posix(): EXIT_0[p.suffix]
+        p.relative_to(task.reference_dir).as_posix(): programs[p.suffix]
         for p in task.reference_dir.rglob("*")
-        if p.suffix in EXIT_0
+        if p.suffix in programs
     }
 
 
@@ -237,7 +238,7 @@ def _verdicts(task: Task, root: Path) -> Verdicts:
     listing = _listing(main)
     reference = run_check(task, main)
     side_effects |= listing ^ _listing(main)
-    exit_0 = _exit_0_programs(task)
+    exit_0 = exit_0_programs(task)
     shadows = {f"{name}.py": EXIT_0[".py"] for name in SHADOWS}
     return Verdicts(
         untouched=untouched,
@@ -293,7 +294,7 @@ def test_a_workspace_module_named_like_the_stdlib_cannot_fake_a_pass(
     assert result is not None and not result.passed, result
 
 
-@pytest.mark.parametrize("task_id", sorted(t.id for t in SUITE.tasks if _exit_0_programs(t)))
+@pytest.mark.parametrize("task_id", sorted(t.id for t in SUITE.tasks if exit_0_programs(t)))
 def test_code_that_exits_0_when_run_fails_the_check(
     task_id: str, verdicts: dict[str, Verdicts]
 ) -> None:
