@@ -17,6 +17,8 @@ from syrupy.assertion import SnapshotAssertion
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.loop.test_text_tool_calls_cli import _config, _exec, chat_sse
+from vtcode.loop.first_draws import first_reply_faults
+from vtcode.loop.lead_in import LeadIn
 
 F = "```"
 TASK = "Fix the typo in notes.txt: recieve should be receive."
@@ -130,3 +132,45 @@ def test_a_resumed_run_never_draws(tmp_path: Path, sse_server: SSEServer) -> Non
     events = raw_events(proc.stdout)
     assert _replies(events)[0] == COPY, proc.stderr
     assert not [m for m in _harness(events, "error_recovered") if "drawn" in m]
+
+
+CATALOG = {"read_file", "write_file", "exec_command", "list_files"}
+BIG = "x = 1\n" * 2000  # too big to be shown whole
+
+
+@pytest.mark.parametrize(
+    ("reply", "task", "expected", "faults"),
+    [
+        ("I would fix the typo.", TASK, [], ["wrote no file and ran no command"]),
+        (COPY, TASK, [], ["changed no file"]),
+        (FIX, TASK, [], []),
+        (FIX, "Count the words of notes.txt into count.txt. Do not change notes.txt.",
+         ["count.txt"], ["changed no file", "left out count.txt"]),
+        (f"{FIX}\n\ncount.txt\n{F}\n4\n{F}", "Write count.txt.", ["count.txt"], []),
+        (f"greeting.txt\n{F}\nHello, world\n{F}", TASK, [], ["changed no file"]),
+        (f"big.py\n{F}\nx = 2\n{F}", TASK, [], ["changed no file"]),  # never shown: refused
+        (f"tool.py\n{F}\nimport os\\nimport sys\\n\\ndef f():\\n    return 1\\n\n{F}", TASK, [],
+         ["changed no file"]),  # line breaks written as \n escapes: refused
+        (f"{F}sh\nsed -i s/recieve/receive/ notes.txt\n{F}", TASK, [], []),
+        ('{"name": "write_file", "arguments": {"path": "notes.txt", "content": "x"}}', TASK,
+         [], []),
+    ],
+    ids=["prose", "copy", "change", "forbidden-and-missing", "both", "example", "unseen",
+         "escaped", "command", "json-call"],
+)  # fmt: skip
+def test_what_a_first_reply_is_faulted_for(
+    tmp_path: Path, reply: str, task: str, expected: list[str], faults: list[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text(NOTES)
+    (tmp_path / "big.py").write_text(BIG)
+    (tmp_path / "tool.py").write_text("import os\nimport sys\n\ndef f():\n    return 1\n")
+
+    def read(rel: str) -> str | None:
+        return (tmp_path / rel).read_text() if (tmp_path / rel).is_file() else None
+
+    lead = LeadIn(
+        files="", shown=frozenset({"notes.txt", "tool.py"}), unseen=("big.py",), read=read,
+        expected=list(expected),
+    )  # fmt: skip
+    got = first_reply_faults(reply, lead, tmp_path, task, CATALOG)
+    assert list(got) == faults

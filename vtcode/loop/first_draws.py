@@ -9,8 +9,8 @@ three draws of four and the asked-for file in the fourth (docs/eval.md, fourteen
 before a fresh compact run's first reply enters the history, the harness reads it the way it
 would run it and draws it again, up to `agent.harness.first_reply_draws` in all, when it could
 not change the folder: no file block and no command, or only blocks that write a file back as
-it is, a file the task says not to change, or the example's file; or when it leaves out a new
-file the task asks for. The first draw without such a fault is kept; when every draw has one,
+it is, a file the task says not to change, the example's file, or a file the model was never
+shown (each refused when it would run); or when it leaves out a new file the task asks for. The first draw without such a fault is kept; when every draw has one,
 the one with the fewest (the earliest of them). Only what the judge can see without running
 anything counts: a reply with a command or a call written as JSON is kept as it is.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -138,12 +139,25 @@ def first_reply_faults(
             continue
         if rel in lead.shown and lead.read is not None and lead.read(rel) == content:
             continue  # written back as shown
+        if _refused_unseen(lead, workspace, rel) or lead.escaped_write(path, content):
+            continue
         changes += 1
     faults = [] if changes else ["changed no file"]
     left_out = [n for n in lead.missing(workspace) if os.path.normpath(n) not in written]
     if left_out:
         faults.append(f"left out {', '.join(left_out)}")
     return tuple(faults)
+
+
+def _refused_unseen(lead: LeadIn, workspace: Path, rel: str) -> bool:
+    """An existing file never shown whole, nor in excerpts, nor written: `LeadIn.unseen_write`
+    refuses a block over it."""
+    if rel in lead.shown or rel in lead.written or any(e.path == rel for e in lead.excerpts):
+        return False
+    try:
+        return not stat.S_ISDIR((workspace / rel).lstat().st_mode)
+    except OSError:
+        return False  # a new file
 
 
 def _note(draws: list[_Draw], chosen: _Draw) -> str:
