@@ -200,6 +200,12 @@ def test_a_task_that_forbids_running_it_or_names_no_test_runs_nothing(
         ("Fix it without running `make test`.", []),
         ("`pytest` and `pytest` again", ["pytest"]),
         ("no backticks: python3 -m unittest", []),
+        (
+            "The tests should keep passing (python3 -m unittest test_stats).",
+            ["python3 -m unittest test_stats"],
+        ),  # in parentheses: a command, not prose
+        ("Keep them green (pytest -q tests/) and (npm test).", ["pytest -q tests/", "npm test"]),
+        ("Do not run pytest (pytest -x).", []),
     ],
 )
 def test_which_commands_a_task_names_as_its_test(task: str, commands: list[str]) -> None:
@@ -271,6 +277,18 @@ def test_a_block_that_rewrites_a_file_the_task_protects_is_not_written(
         ("Do not change missing.py.", set()),  # not there: nothing to protect
         ("Do not change ../outside.txt.", set()),
         ("Change test_sum.py.", set()),
+        # said the other way round, as users write it
+        ("Leave VERSION alone and fix build.py.", {"VERSION"}),
+        ("Keep `test_sum.py` as it is.", {"test_sum.py"}),
+        ("Fix build.py; test_sum.py is fine as it is.", {"test_sum.py"}),
+        ("VERSION must stay unchanged.", {"VERSION"}),
+        ("build.py must not be edited.", {"build.py"}),
+        ("VERSION is real data, so please don't touch it.", {"VERSION"}),  # "it": VERSION
+        ("src/ is there to try it on (leave its files as they are).", {"src/"}),
+        ("The bug is in build.py; the tests are right, leave them alone.", set()),  # no path
+        ("Leave it to me.", set()),
+        ("Edit build.py and leave the rest as it is.", set()),
+        ("Keep it simple.", set()),
     ],
 )
 def test_which_paths_a_task_says_not_to_change(
@@ -401,6 +419,8 @@ def test_a_command_that_prints_other_than_the_task_says_goes_back_to_the_model(
         ("If it works, `python3 a.py` prints 1.", []),
         ("Do not run `./x.sh`; `./x.sh` prints 4.", []),  # forbidden anywhere: never run
         ("`echo hi` prints hi.", []),  # not a program the harness runs as a check
+        ("`python3 a.py` should print exactly what it prints today.", []),  # not words
+        ("`python3 a.py` must print the same as before.", []),
     ],
 )  # fmt: skip
 def test_which_outputs_a_task_states(task: str, stated: list[tuple[str, str]]) -> None:

@@ -269,6 +269,11 @@ def test_steps_handed_back_to_the_user_are_not_the_work_done(
         ("Run `python3 a.py`. Fix b.py; afterwards run `python3 b.py`.", ["python3 a.py"]),
         ("`python3 a.py` and `python3 a.py` fail.", ["python3 a.py"]),
         ("no backticks: run python3 job.py", []),
+        # a failure stated without backticks, at a sentence's start
+        ("python3 app.py crashes. Can you fix it?", ["python3 app.py"]),
+        ("It worked. node server.js --port 80 fails on start.", ["node server.js --port 80"]),
+        ("Make python3 app.py print hi.", []),
+        ("Do not run it. python3 a.py crashes.", ["python3 a.py"]),
     ],
 )
 def test_which_commands_a_task_says_to_run_now(task: str, commands: list[str]) -> None:
@@ -291,6 +296,16 @@ def test_which_commands_a_task_says_to_run_now(task: str, commands: list[str]) -
         ("Fix the import; do not create new files.", []),
         ("Create a list of names.", []),  # no file name
         ("Write it into a new file ../escape.txt.", []),
+        # as users write it: "to", "at", or the name right after the verb
+        ("Write just the version number to answer.txt.", ["answer.txt"]),
+        ("Put the file at .github/CODEOWNERS with two rules.", [".github/CODEOWNERS"]),
+        ("Write ext_count.sh, a bash script that counts.", ["ext_count.sh"]),
+        ("Write the answer to the question in answer.md, please.", ["answer.md"]),
+        ("Write the total to stdout.", []),
+        ("Write the fix in app.py.", []),  # there already: the work's file
+        ("Write it to a file.", []),
+        ("Write to e.g. the log.", []),
+        ("Write it to ../up.txt.", []),
     ],
 )
 def test_which_new_files_a_task_asks_for(tmp_path: Path, task: str, files: list[str]) -> None:

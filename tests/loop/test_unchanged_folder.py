@@ -161,6 +161,14 @@ def test_a_resumed_run_is_not_judged_by_what_it_changed(
         ("Do not change anything; list the files.", False),
         ("Find the commit that changed DEFAULT_PORT.", False),
         ("Explain how the cache works.", False),
+        # a wish or a need, as users write it
+        ("tally.py needs a `--min N` option.", True),
+        ("I'd like the `Reading` class to be called `Measurement`.", True),
+        ("I want the report to show the median too.", True),
+        ("python3 main.py crashes. Can you get it working again?", True),
+        ("Bump the version in VERSION to 2.0.", True),
+        ("I want a summary of main.py.", False),
+        ("I want you to explain the cache.", False),
     ],
 )
 def test_which_tasks_ask_for_a_change(task: str, change: bool) -> None:

@@ -10,8 +10,9 @@ before a fresh compact run's first reply enters the history, the harness reads i
 would run it and draws it again, up to `agent.harness.first_reply_draws` in all, when it could
 not change the folder: no file block and no command, or only blocks that write a file back as
 it is, a file the task says not to change, the example's file, or a file the model was never
-shown (each refused when it would run); or when it leaves out a new file the task asks for. The first draw without such a fault is kept; when every draw has one,
-the one with the fewest (the earliest of them). Only what the judge can see without running
+shown (each refused when it would run); or when it leaves out a new file the task asks for.
+The first draw without such a fault is kept; when every draw has one, the one with the fewest
+(the earliest of them). Only what the judge can see without running
 anything counts: a reply with a command or a call written as JSON is kept as it is.
 
 Every draw is a real request: the kept reply's usage is the sum of all of them (what the

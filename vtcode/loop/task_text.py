@@ -43,7 +43,20 @@ _ORDER = re.compile(_CLAUSE_LEAD + rf"(?:{_WORK_VERBS})\b", re.IGNORECASE)  # le
 _CHANGE = re.compile(
     _CLAUSE_LEAD
     + r"(?:change|convert|correct|create|delete|edit|extend|fix|generate|implement|modify|move|"
-    r"put|refactor|remove|rename|replace|save|set|update|write|add(?!\s+up\b)|make(?!\s+sure\b))\b",
+    r"put|refactor|remove|rename|replace|save|set|update|write|add(?!\s+up\b)|make(?!\s+sure\b)|"
+    r"append|bump|decrease|disable|drop|enable|increase|insert|introduce|lower|raise|reformat|"
+    r"rewrite|sort|split|upgrade)\b",
+    re.IGNORECASE,
+)
+# A change asked as a wish or a need rather than an order: "I'd like the `Reading` class to be
+# called ...", "tally.py needs a `--min N` option", "stats.py gets a `median` function", "Can
+# you get it working again?". Not "I want a summary of ..." or "I want you to explain ...".
+_WISH = re.compile(
+    r"\b(?:i'?d\s+like|i\s+would\s+like|i\s+want|we\s+want)\s+(?:the|a|an|this|that|it|`)"
+    r"[^.?!;\n]{0,80}?\bto\s+(?:be|show|print|have|accept|return|support|use|handle|work|take|"
+    r"read|write|include|output|ignore|skip|count|list|run)\b"
+    r"|\b(?:needs?|gets?)\s+(?:a|an)\s+(?:new\s+)?`?[\w\-]"
+    r"|\bget\s+(?:it|this|that|them)\s+(?:working|to\s+work|running)\b",
     re.IGNORECASE,
 )
 _ASK = re.compile(r"(?:please\s+)?(?:explain|describe|summari[sz]e|tell me|show me)\b", re.I)
@@ -66,6 +79,17 @@ _COMMAND = re.compile(
 # fails now ("`x` fails with an import error").
 _RUN_ORDER = re.compile(r"\b(?:run|running|execute|executing)\b", re.IGNORECASE)
 _FAILS_NOW = re.compile(r"\s*(?:fails?|failed|is\s+failing|crashes|errors\s+out)\b", re.I)
+# The same written without backticks, as users do: a test runner in parentheses, and a
+# sentence that opens with an interpreter and a script, then says it fails now.
+_BARE_TESTS = re.compile(
+    r"\(((?:python3?\s+-m\s+(?:unittest|pytest)|pytest|(?:npm|pnpm|yarn)\s+(?:run\s+)?test|"
+    r"go\s+test|cargo\s+test|make\s+(?:test|check))(?:\s+[\w./:\-]+){0,4})\)"
+)
+_BARE_FAILING = re.compile(
+    r"((?:python3?|node|bash|sh|ruby|perl|php)\s+[\w\-./]{1,100}\.(?:py|js|mjs|cjs|sh|rb|pl|php)"
+    r"(?:\s+[\w\-./=]{1,100}){0,4}?)(?=\s+(?:fails?|failed|is\s+failing|crashes|crashed|"
+    r"errors\s+out|throws|raises|blows\s+up|dies|is\s+broken|breaks)\b)"
+)
 # ... but not later or on a condition ("Afterwards `x` must work", "if it fails, run `y`").
 _DEFERRED = re.compile(
     r"\b(?:after|afterwards?|then|once|when|whenever|if|unless|until|finally|later|still)\b",
@@ -76,6 +100,11 @@ _CLAUSE_START = re.compile(r"(?:[.!?;]\s|\n)")
 _PRINTS = re.compile(
     r"\s{0,3}(?:(?:should|must|will)\s+)?(?:prints?|outputs?|writes out)\s+"
     r"(?:`(?P<quoted>[^`\n]{1,200})`|(?P<text>[^\n]{1,200}))"
+)
+# "... should print exactly what it prints today": the output as it is now, not words to match.
+_SAME_AS_NOW = re.compile(
+    r"(?:exactly\s+)?(?:what\b|the\s+same\b|as\s+(?:before|now|today)\b|its\s+current\b)",
+    re.IGNORECASE,
 )
 _OUTPUT_END = re.compile(r"\)|\s+\(|;|,\s+because\b|(?<=[.!?])\s|\s+(?:here|now)\b")
 # ... said of the command as an example, not asked of it ("Make `todo.py list` print `N. [x]
@@ -95,6 +124,17 @@ _NEW_FILE = re.compile(
     r"\s*`?(?P<name>[\w\-]{1,100}(?:/[\w\-]{1,100}){0,8}\.\w{1,10})\b`?",
     re.IGNORECASE,
 )
+# ... and as users write it: "Write just the version number to answer.txt", "Put the file at
+# .github/CODEOWNERS", "Write ext_count.sh, a bash script": a name with an extension or a
+# folder, after "write/save/put/store ... to/into/in/at", or right after "write/create". A
+# name the folder already holds is the work's file, not a new one (`files_to_create`).
+_WRITE_TO = re.compile(
+    r"\b(?:(?:write|save|put|store)\b[^.;\n`]{0,60}?\b(?:to|into|in|at)|write|create)\s+"
+    r"(?:the\s+(?:new\s+)?file\s+)?`?(?P<name>(?!(?:e\.g|i\.e)\b)\.?[\w\-]{1,100}"
+    r"(?:/\.?[\w\-]{1,100}){0,8}\.\w{1,10}|\.?[\w\-]{1,100}(?:/\.?[\w\-]{1,100}){1,8})"
+    r"(?=`|[\s,;:)]|\.(?:\s|$)|$)",
+    re.IGNORECASE,
+)
 
 # "Do not change test_sum.py", "do not edit build.py, VERSION or the files in src/": the clause
 # runs to the sentence's end (a "." before a space or the end; a file name's dot is no end).
@@ -103,6 +143,27 @@ _KEEP = re.compile(
     r"(?:change|modify|edit|touch|alter|rewrite|overwrite)\b(?P<clause>.*?)(?=\.\s|\.$|[;!?\n]|$)",
     re.IGNORECASE,
 )
+# The same said the other way round: "leave test.js alone", "keep `config.ini` as it is",
+# "test.js is fine as it is", "VERSION must stay unchanged", "data.csv must not be edited".
+_LEAVE = re.compile(
+    r"\b(?:leave|keep)\s+(?P<clause>[^;]{1,200}?)\s+(?:alone|untouched|unchanged|intact|"
+    r"as\s+(?:it\s+is|they\s+are|is))\b",
+    re.IGNORECASE,
+)
+_KEPT = re.compile(
+    r"^(?:(?:but|and|so)\s+)?(?P<clause>[^;,()]{1,200}?)\s+(?:(?:is|are)\s+(?:fine|correct|right)"
+    r"\s+as\s+(?:it\s+is|they\s+are)|(?:must|should)\s+(?:stay|remain)\s+(?:unchanged|"
+    r"untouched|as\s+(?:it\s+is|they\s+are))|(?:must|should)\s+not\s+be\s+(?:changed|edited|"
+    r"modified|touched))\b",
+    re.IGNORECASE,
+)
+_KEEP_PATTERNS = (_KEEP, _LEAVE, _KEPT)
+_PRONOUN = re.compile(
+    r"^\s*(?:it|them|this\s+file|that\s+file|these\s+files|those\s+files|"
+    r"(?:its|their)\s+(?:files|contents?))\s*$",
+    re.IGNORECASE,
+)
+_PATH_TOKEN = re.compile(r"`?([\w\-]*[\w\-/]*\.?[\w\-]+/?)`?")
 # The clause must be a list of names, each maybe led by "the files in" ("do not change the
 # signature of f in a.py" protects nothing: a.py is what the task works on).
 _ITEM = re.compile(
@@ -126,7 +187,7 @@ def asks_for_a_change(task: str) -> bool:
     sentences = _sentences(task)
     if _only_a_question(task, sentences):
         return False
-    return any(_CHANGE.search(s) for s in sentences)
+    return any(_CHANGE.search(s) or _WISH.search(s) for s in sentences)
 
 
 def _sentences(task: str) -> list[str]:
@@ -136,15 +197,20 @@ def _sentences(task: str) -> list[str]:
 def _only_a_question(task: str, sentences: list[str]) -> bool:
     if not sentences or not (task.rstrip().endswith("?") or _ASK.match(sentences[0])):
         return False
-    return not any(_ORDER.search(s) for s in sentences)
+    return not any(_ORDER.search(s) or _WISH.search(s) for s in sentences)
 
 
 def named_test_commands(task: str) -> list[str]:
-    """The test commands in backticks in `task`, in order, each once, at most two; none the
-    task forbids anywhere ("do not run `pytest`")."""
+    """The test commands in backticks in `task`, or in parentheses without them ("The tests
+    should keep passing (python3 -m unittest test_stats)"), in order, each once, at most two;
+    none the task forbids anywhere ("do not run `pytest`")."""
     found: list[str] = []
     forbidden = forbidden_commands(task)
-    for m in _SPAN.finditer(task):
+    bare = [
+        m for m in _BARE_TESTS.finditer(task)
+        if not _NEGATED.search(task[max(0, m.start() - 40) : m.start()])
+    ]  # fmt: skip
+    for m in sorted([*_SPAN.finditer(task), *bare], key=lambda m: m.start()):
         command = m.group(1).strip()
         if TEST_RUNNER.match(command) and command not in forbidden and command not in found:
             found.append(command)
@@ -181,6 +247,10 @@ def commands_to_observe(task: str) -> list[str]:
         ordered = _RUN_ORDER.search(clause) is not None
         if ordered or _FAILS_NOW.match(task, m.end()) or TEST_RUNNER.match(command):
             found.append(command)
+    for sentence in _sentences(task):  # "python3 main.py crashes.", written without backticks
+        bare = _BARE_FAILING.match(sentence)
+        if bare and len(found) < 2 and bare.group(1) not in found + sorted(forbidden):
+            found.append(bare.group(1))
     return found
 
 
@@ -215,7 +285,7 @@ def stated_outputs(task: str) -> list[tuple[str, str]]:
             continue
         expected = said.group("quoted") or _OUTPUT_END.split(said.group("text"), maxsplit=1)[0]
         expected = expected.strip().rstrip(".").strip("\"'")
-        if expected:
+        if expected and not _SAME_AS_NOW.match(expected):
             found.append((command, expected))
     return found
 
@@ -226,7 +296,10 @@ def files_to_create(task: str, workspace: Path) -> list[str]:
     a new file answer.txt", answered with the code as text: qwen0.5b, log-needle, 2026-12-06).
     None the task says not to create."""
     found: list[str] = []
-    for m in _NEW_FILE.finditer(task):
+    matches = sorted(
+        [*_NEW_FILE.finditer(task), *_WRITE_TO.finditer(task)], key=lambda m: m.start()
+    )
+    for m in matches:
         name = m.group("name")
         if _NEGATED.search(task[max(0, m.start() - 40) : m.start()]) or name in found:
             continue
@@ -244,17 +317,35 @@ def files_to_create(task: str, workspace: Path) -> list[str]:
 
 def forbidden_paths(task: str, workspace: Path) -> set[str]:
     """The workspace paths the task says not to change: names after "do not change" (and
-    edit, modify, touch, ...) that are a file or folder there (`VERSION`, `test_sum.py`,
-    `src/`); a folder as `src/`, covering what is in it. Words that are no path ("any other
-    line") are not there, so they protect nothing."""
+    edit, modify, touch, ...), "leave ... alone" or "keep ... as it is", or before "is fine as
+    it is" or "must stay unchanged", that are a file or folder there (`VERSION`,
+    `test_sum.py`, `src/`); a folder as `src/`, covering what is in it. "it", "them" or "its
+    files" is the name before it in the same sentence ("expenses.txt is real data, so please
+    don't edit it"). Words that are no path ("any other line", "the tests") are not there, so
+    they protect nothing."""
     found: set[str] = set()
-    for m in _KEEP.finditer(task):
-        names = _names(m.group("clause"))
-        paths = [(n, workspace / n) for n in names if not n.startswith("-") and ".." not in n]
-        if not names or not all(p.exists() for _, p in paths) or len(paths) != len(names):
-            continue  # not a plain list of the workspace's paths: nothing is protected
-        found.update(n.rstrip("/") + "/" if p.is_dir() else n for n, p in paths)
+    for sentence in _sentences(task):
+        for pattern in _KEEP_PATTERNS:
+            for m in pattern.finditer(sentence):
+                clause = m.group("clause")
+                names = _names(clause) if not _PRONOUN.match(clause) else []
+                if _PRONOUN.match(clause):
+                    names = _named_before(sentence[: m.start("clause")], workspace)
+                paths = [(n, workspace / n) for n in names if not n.startswith("-")]
+                paths = [(n, p) for n, p in paths if ".." not in n]
+                if not names or not all(p.exists() for _, p in paths) or len(paths) != len(names):
+                    continue  # not a plain list of the workspace's paths: nothing is protected
+                found.update(n.rstrip("/") + "/" if p.is_dir() else n for n, p in paths)
     return found
+
+
+def _named_before(text: str, workspace: Path) -> list[str]:
+    """The last name in `text` that is a path of the workspace (what "it" stands for)."""
+    for token in reversed(_PATH_TOKEN.findall(text)):
+        name = token.rstrip(".,:")
+        if ".." not in name and (workspace / name).exists():
+            return [name]
+    return []
 
 
 def _names(clause: str) -> list[str]:
