@@ -30,13 +30,19 @@ DONE = "The file is written."
 
 
 def _run(
-    tmp_path: Path, server: SSEServer, replies: list[str], *, draws: int = 4, task: str = TASK
+    tmp_path: Path,
+    server: SSEServer,
+    replies: list[str],
+    *,
+    draws: int = 4,
+    task: str = TASK,
+    extra: tuple[str, ...] = (),
 ) -> tuple[int, list[dict[str, Any]], str]:
     _config(tmp_path, server, "qwen0.5b", draws=draws)
     (tmp_path / "notes.txt").write_text(NOTES)
     for n, reply in enumerate(replies):
         server.queue(ScriptedReply.sse_bytes(chat_sse(reply, prompt_tokens=300 + n)))
-    return _exec(tmp_path, task)
+    return _exec(tmp_path, task, *extra)
 
 
 def _harness(events: list[dict[str, Any]], kind: str) -> list[str]:
@@ -174,3 +180,24 @@ def test_what_a_first_reply_is_faulted_for(
     )  # fmt: skip
     got = first_reply_faults(reply, lead, tmp_path, task, CATALOG)
     assert list(got) == faults
+
+
+def test_a_recorded_run_replays_with_the_same_draws(tmp_path: Path, sse_server: SSEServer) -> None:
+    """`--record` keeps every draw as a turn; the replay draws them again the same way."""
+    record = tmp_path / "run.toml"
+    code, events, err = _run(
+        tmp_path, sse_server, [COPY, FIX, DONE], extra=("--record", str(record))
+    )
+    assert code == 0, err
+    drawn = _harness(events, "error_recovered")[0]
+    (tmp_path / "notes.txt").write_text(NOTES)
+    proc = vtcode(
+        ["exec", "--json", "--session-id", "replayed", "--script", str(record),
+         "-c", 'agent.harness.profile="compact"', TASK],
+        tmp_path,
+    )  # fmt: skip
+    replayed = raw_events(proc.stdout)
+    assert proc.returncode == 0, proc.stderr
+    assert _harness(replayed, "error_recovered")[0] == drawn
+    assert _replies(replayed) == _replies(events)
+    assert (tmp_path / "notes.txt").read_text() == FIXED

@@ -17,7 +17,9 @@ anything counts: a reply with a command or a call written as JSON is kept as it 
 
 Every draw is a real request: the kept reply's usage is the sum of all of them (what the
 server was asked for), and an `error_recovered` item names the draws and why each was
-redrawn. A replay provider gives the same reply again, so its runs draw once.
+redrawn. A replay script is no exception: each draw takes its next step, so a recorded run
+(`--record`) replays with the same draws; a hand-written script whose first reply changes
+nothing sets `agent.harness.first_reply_draws = 1` to script each reply itself.
 """
 
 from __future__ import annotations

@@ -297,8 +297,6 @@ def _run_exec(req: ExecRequest, cancel: CancelToken) -> ExecResult:
     )
     profile = choose_profile(cfg.agent.harness.profile, provider.model)
     apply_to_provider(profile, provider)
-    # A replay gives the same reply again: a second draw would take the script's next step.
-    draws = 1 if provider.name == "replay" else cfg.agent.harness.first_reply_draws
     appending = resumed and forked_from is None
     try:
         require_budget_price(cfg, provider.pricing, provider.model)  # exit 2 before any request
@@ -419,7 +417,12 @@ def _run_exec(req: ExecRequest, cancel: CancelToken) -> ExecResult:
             workspace=req.workspace,
             user_turns=interaction,
             output_schema=output_schema,
-            lead_in=lead_in(profile, req.workspace, run_executor, max_draws=draws),
+            lead_in=lead_in(
+                profile,
+                req.workspace,
+                run_executor,
+                max_draws=cfg.agent.harness.first_reply_draws,
+            ),  # fmt: skip,
         )
         runner.prompt_images = req.images
         if tracker is not None and not req.dry_run and interaction is None:
