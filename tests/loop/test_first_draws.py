@@ -71,6 +71,8 @@ def test_a_copy_of_the_shown_file_is_drawn_again_and_the_change_kept(
     bodies = [r.json() for r in sse_server.requests]
     assert len(bodies) == 4
     assert bodies[0]["messages"] == bodies[1]["messages"] == bodies[2]["messages"]
+    # the run's own temperature first; the draws after it warmer, or they repeat the first
+    assert [b["temperature"] for b in bodies] == [0.2, 0.7, 0.7, 0.2]
     (note,) = _harness(events, "error_recovered")[:1]
     assert note == (
         "first reply drawn 3 times (draw 1 changed no file; draw 2 changed no file; "

@@ -46,9 +46,10 @@ if TYPE_CHECKING:
     from vtcode.loop.lead_in import LeadIn
     from vtcode.loop.runner import Runner
 
-__all__ = ["DRAWN", "first_reply_faults", "stream_first_reply"]
+__all__ = ["DRAWN", "REDRAW_TEMPERATURE", "first_reply_faults", "stream_first_reply"]
 
 DRAWN = "first_reply_drawn"  # the error_recovered item's category
+REDRAW_TEMPERATURE = 0.7  # the draws after the first
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +74,12 @@ def stream_first_reply(self: Runner, request: ModelRequest) -> Iterator[StreamEv
         return first_reply_faults(text, lead, workspace, task, catalog, cut_off=cut_off)
 
     draws: list[_Draw] = []
-    for _ in range(allowed):
+    for n in range(allowed):
+        # At the run's own temperature a draw is mostly the same reply again (the A/B of
+        # 2026-12-08: fix-typo's four draws, all the same copy); later ones are warmer.
+        again = request if n == 0 else replace(request, temperature=REDRAW_TEMPERATURE)
         try:
-            draw = _draw(self.provider.stream(request), judge)
+            draw = _draw(self.provider.stream(again), judge)
         except ProviderError:
             if not draws:
                 raise
