@@ -8,6 +8,7 @@ server that answers its queued replies in order; the folder's files are real.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from syrupy.assertion import SnapshotAssertion
 from tests.conftest import ScriptedReply, SSEServer
 from tests.exec_support import SESSION, canonical_snapshot, raw_events, vtcode
 from tests.loop.test_text_tool_calls_cli import _config, _exec, chat_sse
+from vtcode.loop import first_draws
 from vtcode.loop.first_draws import first_reply_faults
 from vtcode.loop.lead_in import LeadIn
 
@@ -203,3 +205,15 @@ def test_a_recorded_run_replays_with_the_same_draws(tmp_path: Path, sse_server: 
     assert _harness(replayed, "error_recovered")[0] == drawn
     assert _replies(replayed) == _replies(events)
     assert (tmp_path / "notes.txt").read_text() == FIXED
+
+
+@pytest.mark.skipif(os.environ.get("VTCODE_TEST_EXEC") == "1", reason="patches the forked CLI")
+def test_no_draw_starts_once_drawing_took_its_time(
+    tmp_path: Path, sse_server: SSEServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a loaded CPU four draws used up an eval task's 300 s; past `DRAW_SECONDS` (here 0:
+    every draw is past it) the first reply is kept as it was."""
+    monkeypatch.setattr(first_draws, "DRAW_SECONDS", 0.0)
+    _code, events, err = _run(tmp_path, sse_server, [COPY, FIX, DONE, DONE])
+    assert not [m for m in _harness(events, "error_recovered") if "drawn" in m], err
+    assert _replies(events)[0] == COPY

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,10 +47,20 @@ if TYPE_CHECKING:
     from vtcode.loop.lead_in import LeadIn
     from vtcode.loop.runner import Runner
 
-__all__ = ["DRAWN", "REDRAW_TEMPERATURE", "first_reply_faults", "stream_first_reply"]
+__all__ = [
+    "DRAWN",
+    "DRAW_SECONDS",
+    "REDRAW_TEMPERATURE",
+    "first_reply_faults",
+    "stream_first_reply",
+]
 
 DRAWN = "first_reply_drawn"  # the error_recovered item's category
 REDRAW_TEMPERATURE = 0.7  # the draws after the first
+# No draw starts once drawing has taken this long: on a loaded CPU one qwen0.5b reply took over
+# a minute, and four used up an eval task's 300 s before the run had done anything (the A/B
+# of 2026-12-08, js-fix-chunk).
+DRAW_SECONDS = 90.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +85,10 @@ def stream_first_reply(self: Runner, request: ModelRequest) -> Iterator[StreamEv
         return first_reply_faults(text, lead, workspace, task, catalog, cut_off=cut_off)
 
     draws: list[_Draw] = []
+    started = time.monotonic()
     for n in range(allowed):
+        if n and time.monotonic() - started > DRAW_SECONDS:
+            break  # a slow server: the run's own time is worth more than another draw
         # At the run's own temperature a draw is mostly the same reply again (the A/B of
         # 2026-12-08: fix-typo's four draws, all the same copy); later ones are warmer.
         again = request if n == 0 else replace(request, temperature=REDRAW_TEMPERATURE)
