@@ -162,18 +162,22 @@ BIG = "x = 1\n" * 2000  # too big to be shown whole
         (f"tool.py\n{F}\nimport os\\nimport sys\\n\\ndef f():\\n    return 1\\n\n{F}", TASK, [],
          ["changed no file"]),  # line breaks written as \n escapes: refused
         (f"{F}sh\nsed -i s/recieve/receive/ notes.txt\n{F}", TASK, [], []),
+        (f"tool.py\n{F}\nimport os\n{F}", TASK, [],
+         ["changed no file", "dropped a third or more of the lines of tool.py"]),
+        (f"tool.py\n{F}\nimport os\n{F}", "Remove the function f from tool.py.", [], []),
+        (f"tool.py\n{F}\nimport os\nimport sys\n\ndef f():\n    return 2\n{F}", TASK, [], []),
         ('{"name": "write_file", "arguments": {"path": "notes.txt", "content": "x"}}', TASK,
          [], []),
     ],
     ids=["prose", "copy", "change", "forbidden-and-missing", "both", "example", "unseen",
-         "escaped", "command", "json-call"],
+         "escaped", "command", "dropped-lines", "asked-to-remove", "shorter-change", "json-call"],
 )  # fmt: skip
 def test_what_a_first_reply_is_faulted_for(
     tmp_path: Path, reply: str, task: str, expected: list[str], faults: list[str]
 ) -> None:
     (tmp_path / "notes.txt").write_text(NOTES)
     (tmp_path / "big.py").write_text(BIG)
-    (tmp_path / "tool.py").write_text("import os\nimport sys\n\ndef f():\n    return 1\n")
+    (tmp_path / "tool.py").write_text("import os\nimport sys\n\n\ndef f():\n    return 1\n")
 
     def read(rel: str) -> str | None:
         return (tmp_path / rel).read_text() if (tmp_path / rel).is_file() else None

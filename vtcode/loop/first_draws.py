@@ -10,7 +10,8 @@ before a fresh compact run's first reply enters the history, the harness reads i
 would run it and draws it again, up to `agent.harness.first_reply_draws` in all, when it could
 not change the folder: no file block and no command, or only blocks that write a file back as
 it is, a file the task says not to change, the example's file, or a file the model was never
-shown (each refused when it would run); or when it leaves out a new file the task asks for.
+shown (each refused when it would run); or when it leaves out a new file the task asks for,
+or drops a third of a shown file's lines when the task asks to remove nothing.
 The first draw without such a fault is kept; when every draw has one, the one with the fewest
 (the earliest of them). Only what the judge can see without running
 anything counts: a reply with a command or a call written as JSON is kept as it is.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -56,6 +58,8 @@ __all__ = [
 ]
 
 DRAWN = "first_reply_drawn"  # the error_recovered item's category
+# A task that asks for lines to go: a shorter file is then the work, not a mangled copy.
+_REMOVES = re.compile(r"\b(?:delete|remove|drop|strip|trim|shorten|clean\s+up|get\s+rid)\b", re.I)
 REDRAW_TEMPERATURE = 0.7  # the draws after the first
 # No draw starts once drawing has taken this long: on a loaded CPU one qwen0.5b reply took over
 # a minute, and four used up an eval task's 300 s before the run had done anything (the A/B
@@ -150,6 +154,7 @@ def first_reply_faults(
         return ()  # a command may change anything
     forbidden = forbidden_paths(task, workspace)
     written: set[str] = set()
+    dropped: list[str] = []
     changes = 0
     for call in calls:
         args = json.loads(call.arguments)
@@ -158,16 +163,31 @@ def first_reply_faults(
         written.add(rel)
         if is_forbidden(rel, forbidden) or example_copy(rel, content, workspace, task):
             continue
-        if rel in lead.shown and lead.read is not None and lead.read(rel) == content:
+        shown = lead.read(rel) if rel in lead.shown and lead.read is not None else None
+        if shown == content:
             continue  # written back as shown
         if _refused_unseen(lead, workspace, rel) or lead.escaped_write(path, content):
+            continue  # refused when it runs
+        if shown is not None and _drops_lines(shown, content) and not _REMOVES.search(task):
+            dropped.append(rel)
             continue
         changes += 1
     faults = [] if changes else ["changed no file"]
+    if dropped:
+        faults.append(f"dropped a third or more of the lines of {', '.join(dropped)}")
     left_out = [n for n in lead.missing(workspace) if os.path.normpath(n) not in written]
     if left_out:
         faults.append(f"left out {', '.join(left_out)}")
     return tuple(faults)
+
+
+def _drops_lines(shown: str, content: str) -> bool:
+    """A rewrite of a file of 6 lines or more that keeps fewer than two thirds of them: at
+    temperature 0.7 qwen0.5b rewrote fix-typo's 12-line README.md as 7 lines, the typo still
+    in them (4 of 97 writes over a shown file in the evals of 2026-12-08, all of them such
+    redraws; none at 0.2)."""
+    before = shown.count("\n") + (not shown.endswith("\n"))
+    return before >= 6 and content.count("\n") + 1 < before * 2 / 3
 
 
 def _refused_unseen(lead: LeadIn, workspace: Path, rel: str) -> bool:
