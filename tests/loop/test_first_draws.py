@@ -201,7 +201,8 @@ def test_a_recorded_run_replays_with_the_same_draws(tmp_path: Path, sse_server: 
     (tmp_path / "notes.txt").write_text(NOTES)
     proc = vtcode(
         ["exec", "--json", "--session-id", "replayed", "--script", str(record),
-         "-c", 'agent.harness.profile="compact"', TASK],
+         "-c", 'agent.harness.profile="compact"', "-c", "agent.harness.first_reply_draws=4",
+         TASK],
         tmp_path,
     )  # fmt: skip
     replayed = raw_events(proc.stdout)

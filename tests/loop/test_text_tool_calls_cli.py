@@ -66,9 +66,9 @@ def _config(
 ) -> None:
     """A `local` provider table (llama.cpp-shaped server at `server`) in the run's home.
 
-    `draws`: `agent.harness.first_reply_draws`. One by default: the server gives its scripted
-    replies in order, and a test of what follows a first reply means that reply to be kept
-    (tests/loop/test_first_draws.py draws more)."""
+    `draws`: `agent.harness.first_reply_draws`, written out although 1 is the default: the
+    server gives its scripted replies in order, and a test of what follows a first reply means
+    that reply to be kept (tests/loop/test_first_draws.py draws more)."""
     harness = f"[agent.harness]\nfirst_reply_draws = {draws}\n"
     extra = (
         extra.replace("[agent.harness]\n", harness, 1)

@@ -138,7 +138,7 @@ class HarnessConfig:
         int,
         IntRange(1, 8),
         Doc("vtcode: compact runs draw a first reply that would change nothing again (1 = off)"),
-    ] = 4
+    ] = 1
     long_running_command_ceiling_secs: Annotated[
         U64, Doc("vtcode: cap on one `action: wait` deadline (upstream's 3600 s default)")
     ] = 3600

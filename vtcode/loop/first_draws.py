@@ -16,6 +16,11 @@ The first draw without such a fault is kept; when every draw has one, the one wi
 (the earliest of them). Only what the judge can see without running
 anything counts: a reply with a command or a call written as JSON is kept as it is.
 
+Off by default (`first_reply_draws = 1`): in its A/B on qwen0.5b (docs/eval.md, fourteenth
+pass) the arms with draws solved 4, 5 and 3 of twelve public runs against 3 without, the noise
+of one or two runs, and ended as many runs `success` with the check failing. It stays for a
+model or a suite where the figures say otherwise.
+
 Every draw is a real request: the kept reply's usage is the sum of all of them (what the
 server was asked for), and an `error_recovered` item names the draws and why each was
 redrawn. A replay script is no exception: each draw takes its next step, so a recorded run
