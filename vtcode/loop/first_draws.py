@@ -88,6 +88,8 @@ def stream_first_reply(self: Runner, request: ModelRequest) -> Iterator[StreamEv
         return self.provider.stream(request)
     lead.draws.armed = False  # the first request only
     allowed = lead.draws.allowed
+    if allowed <= 1:  # off: the reply streams as it comes, as every other request's does
+        return self.provider.stream(request)
     workspace, task, catalog = self.workspace, task_of(self), tool_names(self)
 
     def judge(text: str, cut_off: bool) -> tuple[str, ...]:
