@@ -86,10 +86,10 @@ def stream_first_reply(self: Runner, request: ModelRequest) -> Iterator[StreamEv
     lead = self.lead_in
     if lead is None or not lead.draws.armed or self.workspace is None or self.chat is not None:
         return self.provider.stream(request)
-    lead.draws.armed = False  # the first request only
+    # Armed for a fresh task's first request when draws are on (`task_observe`); with them off
+    # that reply streams as it comes, as every other request's does.
+    lead.draws.armed = False
     allowed = lead.draws.allowed
-    if allowed <= 1:  # off: the reply streams as it comes, as every other request's does
-        return self.provider.stream(request)
     workspace, task, catalog = self.workspace, task_of(self), tool_names(self)
 
     def judge(text: str, cut_off: bool) -> tuple[str, ...]:

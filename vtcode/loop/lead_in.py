@@ -89,7 +89,7 @@ class FirstDraws:
     """How often a compact run's first reply may be drawn (`loop/first_draws.py`)."""
 
     allowed: int = 1  # `agent.harness.first_reply_draws`
-    armed: bool = False  # a fresh task's first request is next
+    armed: bool = False  # a fresh task's first request is next, and `allowed` is above 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,7 @@ class LeadIn:
     excerpts: list[Excerpt] = field(default_factory=list)  # their lines the task is about
     spliced: dict[str, str] = field(default_factory=dict)  # call id -> the whole file it writes
     folder: FolderWatch = field(default_factory=FolderWatch)  # the files when the task was given
-    draws: FirstDraws = field(default_factory=lambda: FirstDraws())  # `loop/first_draws.py`
+    draws: FirstDraws = field(default_factory=FirstDraws)  # `loop/first_draws.py`
 
     def over_excerpt(self, path: str, content: str) -> str | None:
         """The whole new text of a file shown only in excerpts, with `content` (a block)

@@ -56,10 +56,11 @@ def observe_task(self: Runner, task: str) -> None:
         lead.excerpts[:] = find_excerpts(task, lead.unseen, lead.read)
     if command_tool_offered(self):
         _run_observed(self, lead, task)
-    if asks_for_a_change(task):  # after the harness's own runs: what they write is not work
+    change = asks_for_a_change(task)
+    if change:  # after the harness's own runs: what they write is not work
         lead.folder.start(self.workspace)
-    if asks_for_a_change(task) or lead.expected:  # a reply that changes nothing is a fault
-        lead.draws.armed = True
+    # a first reply that changes nothing is a fault: drawn again, when draws are on
+    lead.draws.armed = (change or bool(lead.expected)) and lead.draws.allowed > 1
 
 
 def _run_observed(self: Runner, lead: LeadIn, task: str) -> None:

@@ -249,8 +249,9 @@ def commands_to_observe(task: str) -> list[str]:
             found.append(command)
     for sentence in _sentences(task):  # "python3 main.py crashes.", written without backticks
         bare = _BARE_FAILING.match(sentence)
-        if bare and len(found) < 2 and bare.group(1) not in found + sorted(forbidden):
-            found.append(bare.group(1))
+        command = bare.group(1) if bare else None
+        if command and len(found) < 2 and command not in found and command not in forbidden:
+            found.append(command)
     return found
 
 
@@ -328,11 +329,13 @@ def forbidden_paths(task: str, workspace: Path) -> set[str]:
         for pattern in _KEEP_PATTERNS:
             for m in pattern.finditer(sentence):
                 clause = m.group("clause")
-                names = _names(clause) if not _PRONOUN.match(clause) else []
                 if _PRONOUN.match(clause):
                     names = _named_before(sentence[: m.start("clause")], workspace)
-                paths = [(n, workspace / n) for n in names if not n.startswith("-")]
-                paths = [(n, p) for n, p in paths if ".." not in n]
+                else:
+                    names = _names(clause)
+                paths = [
+                    (n, workspace / n) for n in names if not n.startswith("-") and ".." not in n
+                ]
                 if not names or not all(p.exists() for _, p in paths) or len(paths) != len(names):
                     continue  # not a plain list of the workspace's paths: nothing is protected
                 found.update(n.rstrip("/") + "/" if p.is_dir() else n for n, p in paths)

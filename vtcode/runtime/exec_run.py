@@ -418,11 +418,8 @@ def _run_exec(req: ExecRequest, cancel: CancelToken) -> ExecResult:
             user_turns=interaction,
             output_schema=output_schema,
             lead_in=lead_in(
-                profile,
-                req.workspace,
-                run_executor,
-                max_draws=cfg.agent.harness.first_reply_draws,
-            ),  # fmt: skip,
+                profile, req.workspace, run_executor, max_draws=cfg.agent.harness.first_reply_draws
+            ),
         )
         runner.prompt_images = req.images
         if tracker is not None and not req.dry_run and interaction is None:
