@@ -222,3 +222,21 @@ def test_no_draw_starts_once_drawing_took_its_time(
     _code, events, err = _run(tmp_path, sse_server, [COPY, FIX, DONE, DONE])
     assert not [m for m in _harness(events, "error_recovered") if "drawn" in m], err
     assert _replies(events)[0] == COPY
+
+
+def test_a_reply_with_reasoning_is_judged_like_any_other(
+    tmp_path: Path, sse_server: SSEServer
+) -> None:
+    """Reasoning before the text is no native tool call: the copy is still drawn again."""
+    _config(tmp_path, sse_server, "qwen0.5b", draws=4)
+    (tmp_path / "notes.txt").write_text(NOTES)
+    thought = chat_sse(COPY).replace(
+        b'"content": "', b'"reasoning_content": "thinking", "content": "', 1
+    )
+    sse_server.queue(ScriptedReply.sse_bytes(thought))
+    for reply in [FIX, DONE]:
+        sse_server.queue(ScriptedReply.sse_bytes(chat_sse(reply)))
+    code, events, err = _exec(tmp_path, TASK)
+    assert code == 0, err
+    assert _harness(events, "error_recovered")[0].endswith("kept draw 2")
+    assert (tmp_path / "notes.txt").read_text() == FIXED

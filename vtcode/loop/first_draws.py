@@ -47,7 +47,13 @@ from vtcode.loop.lead_in import example_copy
 from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.loop.text_calls import scan_text_calls
 from vtcode.loop.text_turn import task_of, tool_names
-from vtcode.messages import ModelRequest, ResponseCompleted, StreamEvent, TextDelta
+from vtcode.messages import (
+    ModelRequest,
+    ResponseCompleted,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+)
 from vtcode.providers.base import ProviderError
 
 if TYPE_CHECKING:
@@ -134,7 +140,7 @@ def _draw(stream: Iterator[StreamEvent], judge: Callable[[str, bool], tuple[str,
     if completed is None:
         raise ProviderError("the model stream ended without a final response event")
     text = "".join(ev.text for ev in events if isinstance(ev, TextDelta))
-    native = len(events) > sum(isinstance(ev, TextDelta) for ev in events)
+    native = any(isinstance(ev, ToolCallDelta) for ev in events)  # a reasoning delta is none
     cut_off = completed.stop_reason == "max_tokens"
     faults = () if native else judge(text, cut_off)
     return _Draw(tuple(events), completed, faults)
