@@ -19,14 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.test_public_suite import exit_0_programs
+from tests.eval.test_public_suite import (
+    SetupAndReference,
+    check_setup_then_reference,
+    exit_0_programs,
+)
 from vtcode.eval.suite import (
     CheckResult,
     Task,
     apply_reference,
     load_suite,
     materialize,
-    protected_digest,
     run_check,
 )
 
@@ -253,19 +256,10 @@ SHADOWS = ["json", "re", "subprocess", "pathlib", "tempfile", "shutil", "unittes
 class Verdicts:
     """What one task's checker said about each prepared workspace."""
 
-    untouched: CheckResult
-    reference: CheckResult
+    base: SetupAndReference
     near_misses: list[tuple[str, CheckResult]]
     exit_0: CheckResult | None
     shadowed: CheckResult
-    protected_before: Mapping[str, str]
-    protected_after_reference: Mapping[str, str]
-    unmatched_protect: list[str]
-    check_side_effects: set[str]
-
-
-def _listing(workspace: Path) -> set[str]:
-    return {p.relative_to(workspace).as_posix() for p in workspace.rglob("*")}
 
 
 def _verdicts(task: Task, root: Path) -> Verdicts:
@@ -281,16 +275,7 @@ def _verdicts(task: Task, root: Path) -> Verdicts:
 
     main = root / task.id / "main"
     materialize(task, main)
-    before = protected_digest(task, main)
-    unmatched = [p for p in task.spec.protect if not list(main.glob(p))]
-    listing = _listing(main)
-    untouched = run_check(task, main)
-    side_effects = listing ^ _listing(main)
-    apply_reference(task, main)
-    after = protected_digest(task, main)
-    listing = _listing(main)
-    reference = run_check(task, main)
-    side_effects |= listing ^ _listing(main)
+    base = check_setup_then_reference(task, main)
     misses = [
         (m.why, fresh(f"near-miss-{i}", m.files, reference=m.on_reference))
         for i, m in enumerate(NEAR_MISSES[task.id])
@@ -298,15 +283,10 @@ def _verdicts(task: Task, root: Path) -> Verdicts:
     exit_0 = exit_0_programs(task, EXIT_0)
     shadows = {f"{name}.py": EXIT_0[".py"] for name in SHADOWS}
     return Verdicts(
-        untouched=untouched,
-        reference=reference,
+        base=base,
         near_misses=misses,
         exit_0=fresh("exit-0", exit_0, reference=True) if exit_0 else None,
         shadowed=fresh("shadowed", shadows),
-        protected_before=before,
-        protected_after_reference=after,
-        unmatched_protect=unmatched,
-        check_side_effects=side_effects,
     )
 
 
@@ -364,7 +344,7 @@ def test_checker_fails_on_setup_passes_on_reference(
 ) -> None:
     if task_id in NEEDS_NODE and shutil.which("node") is None:
         pytest.skip("node is not installed (scripts/test installs it with apt where it can)")
-    v = verdicts[task_id]
+    v = verdicts[task_id].base
     assert not v.unmatched_protect, f"protect globs that match nothing: {v.unmatched_protect}"
     assert not v.untouched.passed, f"the checker passes the untouched setup:\n{v.untouched.output}"
     assert "FAIL: " in v.untouched.output, "a failing check says why"

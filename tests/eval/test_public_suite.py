@@ -199,18 +199,41 @@ def exit_0_programs(task: Task, programs: Mapping[str, str] = EXIT_0) -> dict[st
 
 
 @dataclass(frozen=True, slots=True)
-class Verdicts:
-    """What one task's checker said about each prepared workspace (None: not applicable)."""
+class SetupAndReference:
+    """The checker on the untouched setup, then on the same workspace with the reference laid
+    over it (tests/eval/test_holdout_suite.py asks the same of its suite)."""
 
     untouched: CheckResult
     reference: CheckResult
-    near_miss: CheckResult
-    exit_0: CheckResult | None
-    shadowed: CheckResult | None
     protected_before: Mapping[str, str]
     protected_after_reference: Mapping[str, str]
     unmatched_protect: list[str]
     check_side_effects: set[str]  # paths a check added or removed
+
+
+def check_setup_then_reference(task: Task, main: Path) -> SetupAndReference:
+    """`main`: the task's materialized setup, which ends with the reference laid over it."""
+    before = protected_digest(task, main)
+    unmatched = [p for p in task.spec.protect if not list(main.glob(p))]
+    listing = _listing(main)
+    untouched = run_check(task, main)
+    side_effects = listing ^ _listing(main)
+    apply_reference(task, main)
+    after = protected_digest(task, main)
+    listing = _listing(main)
+    reference = run_check(task, main)
+    side_effects |= listing ^ _listing(main)
+    return SetupAndReference(untouched, reference, before, after, unmatched, side_effects)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdicts:
+    """What one task's checker said about each prepared workspace (None: not applicable)."""
+
+    base: SetupAndReference
+    near_miss: CheckResult
+    exit_0: CheckResult | None
+    shadowed: CheckResult | None
 
 
 def _listing(workspace: Path) -> set[str]:
@@ -227,29 +250,14 @@ def _verdicts(task: Task, root: Path) -> Verdicts:
             _overlay(workspace, files)
         return workspace
 
-    main = fresh("main")
-    before = protected_digest(task, main)
-    unmatched = [p for p in task.spec.protect if not list(main.glob(p))]
-    listing = _listing(main)
-    untouched = run_check(task, main)
-    side_effects = listing ^ _listing(main)
-    apply_reference(task, main)
-    after = protected_digest(task, main)
-    listing = _listing(main)
-    reference = run_check(task, main)
-    side_effects |= listing ^ _listing(main)
+    base = check_setup_then_reference(task, fresh("main"))
     exit_0 = exit_0_programs(task)
     shadows = {f"{name}.py": EXIT_0[".py"] for name in SHADOWS}
     return Verdicts(
-        untouched=untouched,
-        reference=reference,
+        base=base,
         near_miss=run_check(task, fresh("near-miss", NEAR_MISSES[task.id])),
         exit_0=run_check(task, fresh("exit-0", exit_0, reference=True)) if exit_0 else None,
         shadowed=run_check(task, fresh("shadowed", shadows)) if task.id in SHADOWED else None,
-        protected_before=before,
-        protected_after_reference=after,
-        unmatched_protect=unmatched,
-        check_side_effects=side_effects,
     )
 
 
@@ -269,7 +277,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Verdicts]:
 def test_checker_fails_on_setup_passes_on_reference(
     task_id: str, verdicts: dict[str, Verdicts]
 ) -> None:
-    v = verdicts[task_id]
+    v = verdicts[task_id].base
     assert not v.unmatched_protect, f"protect globs that match nothing: {v.unmatched_protect}"
     assert not v.untouched.passed, f"the checker passes the untouched setup:\n{v.untouched.output}"
     assert "FAIL" in v.untouched.output, "a failing check says why"
