@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
@@ -43,8 +42,6 @@ from typing import TYPE_CHECKING
 from vtcode.events.enums import HarnessEventKind
 from vtcode.events.types import Usage
 from vtcode.loop.file_blocks import scan_file_blocks
-from vtcode.loop.lead_in import example_copy
-from vtcode.loop.task_text import forbidden_paths, is_forbidden
 from vtcode.loop.text_calls import scan_text_calls
 from vtcode.loop.text_turn import task_of, tool_names
 from vtcode.messages import (
@@ -165,7 +162,6 @@ def first_reply_faults(
         return ("wrote no file and ran no command",)
     if any(c.name != "write_file" for c in calls):
         return ()  # a command may change anything
-    forbidden = forbidden_paths(task, workspace)
     written: set[str] = set()
     dropped: list[str] = []
     changes = 0
@@ -174,13 +170,13 @@ def first_reply_faults(
         path, content = str(args.get("path", "")), str(args.get("content", ""))
         rel = os.path.normpath(path)
         written.add(rel)
-        if is_forbidden(rel, forbidden) or example_copy(rel, content, workspace, task):
-            continue
+        excerpted = any(e.path == rel for e in lead.excerpts)
+        refused = lead.refusal(path, workspace, content, task, over_excerpt=excerpted)
+        if refused or lead.escaped_write(path, content):
+            continue  # refused when it runs
         shown = lead.read(rel) if rel in lead.shown and lead.read is not None else None
         if shown == content:
             continue  # written back as shown
-        if _refused_unseen(lead, workspace, rel) or lead.escaped_write(path, content):
-            continue  # refused when it runs
         if shown is not None and _drops_lines(shown, content) and not _REMOVES.search(task):
             dropped.append(rel)
             continue
@@ -201,17 +197,6 @@ def _drops_lines(shown: str, content: str) -> bool:
     redraws; none at 0.2)."""
     before = shown.count("\n") + (not shown.endswith("\n"))
     return before >= 6 and content.count("\n") + 1 < before * 2 / 3
-
-
-def _refused_unseen(lead: LeadIn, workspace: Path, rel: str) -> bool:
-    """An existing file never shown whole, nor in excerpts, nor written: `LeadIn.unseen_write`
-    refuses a block over it."""
-    if rel in lead.shown or rel in lead.written or any(e.path == rel for e in lead.excerpts):
-        return False
-    try:
-        return not stat.S_ISDIR((workspace / rel).lstat().st_mode)
-    except OSError:
-        return False  # a new file
 
 
 def _note(draws: list[_Draw], chosen: _Draw) -> str:

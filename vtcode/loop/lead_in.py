@@ -52,7 +52,6 @@ __all__ = [
     "FirstDraws",
     "LeadIn",
     "as_written",
-    "example_copy",
 ]
 
 TEMPERATURE = 0.2
@@ -144,8 +143,26 @@ class LeadIn:
         *,
         over_excerpt: bool = False,
     ) -> str | None:
-        """Why a block may not write `path` (None: it may): an existing file the model was
-        never shown whole nor wrote itself, or the example's own file.
+        """`refusal`, and a new file it lets the block write is the run's own from then on."""
+        why = self.refusal(path, workspace, content, task, over_excerpt=over_excerpt)
+        rel = os.path.normpath(path)
+        if why is None and not os.path.lexists(workspace / rel):
+            self.written.add(rel)
+        return why
+
+    def refusal(
+        self,
+        path: str,
+        workspace: Path,
+        content: str | None = None,
+        task: str = "",
+        *,
+        over_excerpt: bool = False,
+    ) -> str | None:
+        """Why a block may not write `path` (None: it may): a file the task says not to
+        change, an existing file the model was never shown whole nor wrote itself, or the
+        example's own file. Changes nothing (`loop/first_draws.py` asks it of a reply that
+        has not run).
 
         A whole-file write of an unseen file replaces content the model has not seen:
         qwen0.5b, edit-big-file (2026-12-06), wrote a 40-line settings.py over the
@@ -165,12 +182,11 @@ class LeadIn:
         try:
             st = (workspace / rel).lstat()
         except OSError:  # nothing there (or unreachable: the tool says why)
-            if content is not None and example_copy(rel, content, workspace, task):
+            if content is not None and _example_copy(rel, content, workspace, task):
                 return (
                     f"not written: {path} with that content is the example's file, not part "
                     "of this task. Write the files this task needs."
                 )
-            self.written.add(rel)
             return None
         if stat.S_ISDIR(st.st_mode):
             return None  # the tool refuses a folder, and says so
@@ -242,7 +258,7 @@ class LeadIn:
         return out
 
 
-def example_copy(rel: str, content: str, workspace: Path, task: str) -> bool:
+def _example_copy(rel: str, content: str, workspace: Path, task: str) -> bool:
     """`content` written to `rel` copies the harness's own example: its file, word for word or
     empty (qwen0.5b, edit-big-file, 2026-12-07, wrote an empty greeting.txt, then "Done."),
     into a folder without it, for a task that never names it."""
