@@ -289,6 +289,7 @@ def test_a_block_that_rewrites_a_file_the_task_protects_is_not_written(
         ("Leave it to me.", set()),
         ("Edit build.py and leave the rest as it is.", set()),
         ("Keep it simple.", set()),
+        ("/etc/hosts is real data, so please don't edit it.", set()),  # not the workspace's
     ],
 )
 def test_which_paths_a_task_says_not_to_change(

@@ -346,7 +346,7 @@ def _named_before(text: str, workspace: Path) -> list[str]:
     """The last name in `text` that is a path of the workspace (what "it" stands for)."""
     for token in reversed(_PATH_TOKEN.findall(text)):
         name = token.rstrip(".,:")
-        if ".." not in name and (workspace / name).exists():
+        if ".." not in name and not name.startswith("/") and (workspace / name).exists():
             return [name]
     return []
 
